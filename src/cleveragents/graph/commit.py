@@ -1,0 +1,357 @@
+"""Commits: the one write path of the product.
+
+A commit adds and removes triples atomically, gets the next revision number and a
+PROV-O activity. The protocol keeps big commits close to raw load speed:
+
+1. additions are bulk-loaded into ``iv/<r>/open`` and the RDFS closure they entail
+   into ``inf/<r>/open``; with ``r`` above the head these graphs are invisible;
+2. additions that are already live are dropped, removals are located in their live
+   graphs and staged in a scratch graph;
+3. revision metadata (the seed's validFrom / isCurrent / isRevisionOf contract) is
+   derived for the UKO entities the commit touches;
+4. SHACL runs over the touched nodes, seeing the state after the commit;
+5. one atomic SPARQL update moves the removed triples to their closed intervals and
+   publishes the head. A rejected or killed commit leaves only invisible graphs, which
+   the next writer discards.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+import pyoxigraph as ox
+from ulid import ULID
+
+from cleveragents.errors import ShapeViolationError, ValidationError
+from cleveragents.graph import layout
+from cleveragents.graph.inference import InferenceDelta, infer
+from cleveragents.graph.revisions import derive_revisions
+from cleveragents.graph.store import GraphStore, syntax_error
+from cleveragents.graph.tbox import TBox
+from cleveragents.terms import CA, GENID, ID, PROV, RDF_TYPE, XSD
+
+Triple = tuple[Any, Any, Any]
+
+
+class Validator(Protocol):
+    def validate(
+        self,
+        store: ox.Store,
+        *,
+        default_graph: list[ox.NamedNode],
+        focus_nodes: Iterable[Any] | None = None,
+        focus_graphs: list[ox.NamedNode] | None = None,
+        excluded_graph: ox.NamedNode | None = None,
+    ) -> list[Any]: ...
+
+
+@dataclass
+class CommitRequest:
+    """What a caller wants changed, and why."""
+
+    add: Iterable[Triple] = ()
+    remove: Iterable[Triple] = ()
+    # N-Triples text to add, loaded without building Python objects (big imports).
+    add_ntriples: bytes | None = None
+    # Close every live asserted triple of these subjects (except temporal metadata).
+    retract_subjects: Iterable[ox.NamedNode] = ()
+    message: str = ""
+    cause: str = "api"
+    agent: str = "cleveragents"
+    external_id: str | None = None
+    timestamp: datetime | None = None
+
+
+@dataclass
+class CommitResult:
+    revision: int
+    commit: ox.NamedNode | None
+    added: int = 0
+    removed: int = 0
+    inferred_added: int = 0
+    inferred_removed: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def empty(self) -> bool:
+        return self.commit is None
+
+
+def commit_node(revision: int) -> ox.NamedNode:
+    return ox.NamedNode(f"{ID}commit/{revision}")
+
+
+def agent_node(name: str) -> ox.NamedNode:
+    return ox.NamedNode(f"{ID}agent/{name}")
+
+
+class CommitEngine:
+    """Applies CommitRequests to a writable GraphStore."""
+
+    def __init__(self, store: GraphStore, tbox: TBox, validator: Validator | None) -> None:
+        if not store.writable:
+            raise ValidationError("the store is open read-only; commits need a writer")
+        self.store = store
+        self.tbox = tbox
+        self.validator = validator
+
+    def commit(self, request: CommitRequest) -> CommitResult:
+        store = self.store
+        with store.write_lock:
+            store.discard_unpublished()
+            try:
+                return self._commit(request)
+            finally:
+                store.discard_unpublished()
+
+    # -- steps -------------------------------------------------------------------------
+
+    def _commit(self, request: CommitRequest) -> CommitResult:
+        store, raw = self.store, self.store.raw
+        clock = _Clock()
+        head = store.head
+        rev = head + 1
+        when = (request.timestamp or datetime.now(UTC)).astimezone(UTC)
+        added_g = layout.interval_graph("iv", rev)
+        inferred_g = layout.interval_graph("inf", rev)
+        removed_g = layout.stage_graph(rev, "removed")
+        live_asserted = [n for n, iv in store.interval_graphs().items() if iv.family == "iv" and iv.is_open]
+        live_inferred = [n for n, iv in store.interval_graphs().items() if iv.family == "inf" and iv.is_open]
+
+        added = self._write_additions(request, added_g)
+        clock.lap("load")
+        removals, unchanged = self._locate_removals(request, added_g)
+        added -= unchanged
+        clock.lap("locate")
+        # Additions already live are no-ops; additions live only as inferences replace them.
+        asserted_set = set(live_asserted)
+        for quad in _matches(raw, added_g, live_asserted + live_inferred):
+            if quad.graph_name in asserted_set:
+                raw.remove(ox.Quad(quad.subject, quad.predicate, quad.object, added_g))
+                added -= 1
+            else:
+                removals[(quad.subject, quad.predicate, quad.object)] = quad
+        clock.lap("dedupe")
+
+        delta: InferenceDelta = infer(store, self.tbox, added_g, inferred_g, removals, live_inferred)
+        for quad in delta.closes:
+            removals[(quad.subject, quad.predicate, quad.object)] = quad
+        clock.lap("infer")
+
+        revision_adds, revision_closes = derive_revisions(store, rev, when, added_g, inferred_g, removals)
+        if revision_adds:
+            raw.extend([ox.Quad(s, p, o, added_g) for s, p, o in revision_adds])
+        for quad in revision_closes:
+            removals[(quad.subject, quad.predicate, quad.object)] = quad
+        clock.lap("revisions")
+
+        if added == 0 and not removals and delta.added == 0:
+            return CommitResult(head, None, timings=clock.laps)
+
+        node = commit_node(rev)
+        activity = _activity(node, rev, when, request, added, removals)
+        raw.extend([ox.Quad(s, p, o, added_g) for s, p, o in activity if not any(store.live_quads(s, p, o))])
+        if removals:
+            raw.extend([ox.Quad(q.subject, q.predicate, q.object, removed_g) for q in removals.values()])
+        clock.lap("stage")
+
+        self._validate(store, rev, added_g, inferred_g, removed_g if removals else None)
+        clock.lap("validate")
+
+        self._publish(rev, head, removals.values())
+        clock.lap("publish")
+        store.forget_graphs()
+        asserted_removed = sum(1 for q in removals.values() if _family(q) == "iv")
+        return CommitResult(
+            rev,
+            node,
+            added=added,
+            removed=asserted_removed,
+            inferred_added=delta.added,
+            inferred_removed=len(removals) - asserted_removed,
+            timings=clock.laps,
+        )
+
+    def _write_additions(self, request: CommitRequest, graph: ox.NamedNode) -> int:
+        raw = self.store.raw
+        count = 0
+        if request.add_ntriples:
+            data = request.add_ntriples
+            if b"_:" in data:  # blank nodes must be skolemized: re-enter through the triple path
+                request = CommitRequest(add=[(t.subject, t.predicate, t.object) for t in _parse_nt(data)])
+            else:
+                try:
+                    raw.bulk_load(data, ox.RdfFormat.N_TRIPLES, to_graph=graph)
+                except SyntaxError as exc:
+                    raise syntax_error(exc, "N-Triples") from None
+                count = sum(1 for _ in raw.quads_for_pattern(None, None, None, graph))
+                return count
+        skolem: dict[str, ox.NamedNode] = {}
+        quads = [ox.Quad(*_skolemize(t, skolem), graph) for t in request.add]
+        if len(quads) > 50_000:
+            raw.bulk_extend(quads)
+        elif quads:
+            raw.extend(quads)
+        return sum(1 for _ in raw.quads_for_pattern(None, None, None, graph)) if quads else 0
+
+    def _locate_removals(
+        self, request: CommitRequest, added_g: ox.NamedNode
+    ) -> tuple[dict[Triple, ox.Quad], int]:
+        """The live quads the request closes. Removal applies before addition (as in SPARQL
+        DELETE/INSERT): a live triple both removed and added stays live, untouched."""
+        store, raw = self.store, self.store.raw
+        found: dict[Triple, ox.Quad] = {}
+        for s, p, o in request.remove:
+            for quad in store.live_quads(s, p, o):
+                found[(quad.subject, quad.predicate, quad.object)] = quad
+        for subject in request.retract_subjects:
+            for quad in store.live_quads(subject):
+                if quad.predicate.value not in _TEMPORAL_METADATA:
+                    found[(quad.subject, quad.predicate, quad.object)] = quad
+        unchanged = [k for k in found if ox.Quad(*k, added_g) in raw]
+        for key in unchanged:
+            raw.remove(ox.Quad(*key, added_g))
+            del found[key]
+        return found, len(unchanged)
+
+    def _validate(
+        self,
+        store: GraphStore,
+        rev: int,
+        added_g: ox.NamedNode,
+        inferred_g: ox.NamedNode,
+        removed_g: ox.NamedNode | None,
+    ) -> None:
+        if self.validator is None:
+            return
+        view = store.view()
+        violations = self.validator.validate(
+            store.raw,
+            default_graph=[*view.graphs, added_g, inferred_g],
+            focus_graphs=[g for g in (added_g, removed_g) if g is not None],
+            excluded_graph=removed_g,
+        )
+        if violations:
+            raise ShapeViolationError(
+                f"commit rejected: {len(violations)} SHACL violation(s); nothing was written",
+                violations,
+            )
+
+    def _publish(self, rev: int, head: int, removals: Iterable[ox.Quad]) -> None:
+        """The atomic step: close removed triples and move the head."""
+        moves_out: list[str] = []
+        moves_in: list[str] = []
+        closed_intervals: set[layout.IntervalGraph] = set()
+        for quad in removals:
+            iv = layout.parse_graph(quad.graph_name)  # type: ignore[arg-type]
+            assert iv is not None
+            closed = layout.interval_graph(iv.family, iv.start, rev)
+            closed_intervals.add(iv)
+            triple = f"{quad.subject} {quad.predicate} {quad.object}"
+            moves_out.append(f"GRAPH {quad.graph_name} {{ {triple} }}")
+            moves_in.append(f"GRAPH {closed} {{ {triple} }}")
+        described = [layout.interval_graph(f, rev) for f in ("iv", "inf")]
+        described += [layout.interval_graph(iv.family, iv.start, rev) for iv in closed_intervals]
+        head_node = f"{layout.STORE_NODE} <{CA}headRevision>"
+        meta = layout.META
+        update = [
+            f"DELETE DATA {{ {' '.join(moves_out)} }}" if moves_out else "",
+            f"INSERT DATA {{ {' '.join(moves_in)} }}" if moves_in else "",
+            f"DELETE WHERE {{ GRAPH {meta} {{ {head_node} ?h }} }}",
+            f'INSERT DATA {{ GRAPH {meta} {{ {head_node} "{rev}"^^<{XSD}integer> }} }}',
+            f"DROP SILENT GRAPH {layout.stage_graph(rev, 'removed')}",
+            f"INSERT DATA {{ GRAPH {meta} {{ {' '.join(_describe(g) for g in described)} }} }}",
+        ]
+        self.store.raw.update(" ;\n".join(u for u in update if u))
+
+
+def _describe(graph: ox.NamedNode) -> str:
+    """META triples that let plain SPARQL read a graph's interval (see queries/)."""
+    iv = layout.parse_graph(graph)
+    assert iv is not None
+    family = "asserted" if iv.family == "iv" else "inferred"
+    text = f'{graph} a <{CA}IntervalGraph> ; <{CA}intervalStart> {iv.start} ; <{CA}graphFamily> "{family}"'
+    return text + (f" ; <{CA}intervalEnd> {iv.end} ." if iv.end is not None else " .")
+
+
+_TEMPORAL_METADATA = frozenset(
+    "https://cleveragents.ai/ontology/uko#" + name
+    for name in ("validFrom", "validUntil", "isCurrent", "isRevisionOf")
+)
+
+
+def _family(quad: ox.Quad) -> str:
+    iv = layout.parse_graph(quad.graph_name)  # type: ignore[arg-type]
+    return iv.family if iv else ""
+
+
+def _matches(raw: ox.Store, graph: ox.NamedNode, others: list[ox.NamedNode]) -> list[ox.Quad]:
+    """Quads of ``others`` holding a triple that ``graph`` holds too (one join in Rust)."""
+    if not others or next(iter(raw.quads_for_pattern(None, None, None, graph)), None) is None:
+        return []
+    rows = raw.query(
+        f"SELECT ?s ?p ?o ?g WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} GRAPH ?g {{ ?s ?p ?o }} FILTER(?g != {graph}) }}",
+        named_graphs=[graph, *others],
+    )
+    return [ox.Quad(r["s"], r["p"], r["o"], r["g"]) for r in rows]
+
+
+def _skolemize(triple: Triple, mapping: dict[str, ox.NamedNode]) -> Triple:
+    def term(t: Any) -> Any:
+        if isinstance(t, ox.BlankNode):
+            return mapping.setdefault(t.value, ox.NamedNode(f"{GENID}{ULID()}"))
+        return t
+
+    s, p, o = triple
+    return term(s), p, term(o)
+
+
+def _parse_nt(data: bytes) -> Sequence[ox.Triple]:
+    try:
+        return [q.triple for q in ox.parse(data, ox.RdfFormat.N_TRIPLES)]
+    except SyntaxError as exc:
+        raise syntax_error(exc, "N-Triples") from None
+
+
+def _activity(
+    node: ox.NamedNode,
+    rev: int,
+    when: datetime,
+    request: CommitRequest,
+    added: int,
+    removals: dict[Triple, ox.Quad],
+) -> list[Triple]:
+    """The PROV-O record of a commit."""
+    agent = agent_node(request.agent)
+    stamp = ox.Literal(when.isoformat().replace("+00:00", "Z"), datatype=ox.NamedNode(XSD + "dateTime"))
+    integer = ox.NamedNode(XSD + "integer")
+    out: list[Triple] = [
+        (node, ox.NamedNode(RDF_TYPE), ox.NamedNode(CA + "Commit")),
+        (node, ox.NamedNode(RDF_TYPE), ox.NamedNode(PROV + "Activity")),
+        (node, ox.NamedNode(CA + "revision"), ox.Literal(str(rev), datatype=integer)),
+        (node, ox.NamedNode(PROV + "startedAtTime"), stamp),
+        (node, ox.NamedNode(PROV + "wasAssociatedWith"), agent),
+        (node, ox.NamedNode(CA + "cause"), ox.Literal(request.cause)),
+        (node, ox.NamedNode(CA + "message"), ox.Literal(request.message)),
+        (node, ox.NamedNode(CA + "addedCount"), ox.Literal(str(added), datatype=integer)),
+        (node, ox.NamedNode(CA + "removedCount"), ox.Literal(str(len(removals)), datatype=integer)),
+        (agent, ox.NamedNode(RDF_TYPE), ox.NamedNode(PROV + "Agent")),
+    ]
+    if request.external_id:
+        out.append((node, ox.NamedNode(CA + "externalId"), ox.Literal(request.external_id)))
+    return out
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.start = self.last = time.perf_counter()
+        self.laps: dict[str, float] = {}
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.laps[name] = now - self.last
+        self.last = now

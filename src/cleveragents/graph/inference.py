@@ -1,0 +1,137 @@
+"""Incremental RDFS closure (rdfs9 subclass typing, rdfs7 sub-properties).
+
+Users write ``?x a uko:Container`` and ``?a uko:dependsOn ?b`` and get every subclass
+and sub-property instance. Oxigraph does no reasoning, so the entailed triples are
+materialized in ``inf/`` interval graphs, apart from what was asserted. A triple is
+inferred only while it is entailed and not asserted, so no triple is ever live twice.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import pyoxigraph as ox
+
+from cleveragents.graph import layout
+from cleveragents.graph.store import GraphStore
+from cleveragents.graph.tbox import TBox
+from cleveragents.terms import RDF_TYPE
+
+TYPE = ox.NamedNode(RDF_TYPE)
+Triple = tuple[ox.NamedNode, ox.NamedNode, object]
+
+
+@dataclass
+class InferenceDelta:
+    added: int = 0
+    closes: list[ox.Quad] = field(default_factory=list)
+
+
+def entailments_of(graph: ox.NamedNode) -> str:
+    """CONSTRUCT of what the triples of ``graph`` entail through the TBox closure."""
+    tbox = layout.TBOX_CLOSURE
+    return f"""
+    CONSTRUCT {{ ?s a ?d . ?x ?q ?y }} WHERE {{
+      {{ GRAPH {graph} {{ ?s a ?c }} GRAPH {tbox} {{ ?c rdfs:subClassOf ?d }} FILTER(?c != ?d) }}
+      UNION
+      {{ GRAPH {tbox} {{ ?p rdfs:subPropertyOf ?q }} FILTER(?p != ?q) GRAPH {graph} {{ ?x ?p ?y }} }}
+    }}"""
+
+
+def infer(
+    store: GraphStore,
+    tbox: TBox,
+    added_g: ox.NamedNode,
+    inferred_g: ox.NamedNode,
+    removals: dict[tuple, ox.Quad],
+    live_inferred: list[ox.NamedNode],
+) -> InferenceDelta:
+    """Write what the additions entail into ``inferred_g``; return inferences to close."""
+    raw = store.raw
+    delta = InferenceDelta()
+    if tbox.superclasses or tbox.superproperties:
+        body = raw.query(
+            entailments_of(added_g), prefixes={"rdfs": "http://www.w3.org/2000/01/rdf-schema#"}
+        ).serialize(format=ox.RdfFormat.N_TRIPLES)
+        if body:
+            loader = raw.bulk_load if len(body) > 5_000_000 else raw.load
+            loader(body, ox.RdfFormat.N_TRIPLES, to_graph=inferred_g)
+            live = [g for g, iv in store.interval_graphs().items() if iv.is_open and iv.start <= store.head]
+            _drop_present(raw, inferred_g, [*live, added_g])
+    _recompute_after_removals(store, tbox, added_g, inferred_g, removals, live_inferred, delta)
+    delta.added = sum(1 for _ in raw.quads_for_pattern(None, None, None, inferred_g))
+    return delta
+
+
+def _drop_present(raw: ox.Store, graph: ox.NamedNode, others: list[ox.NamedNode]) -> None:
+    """Remove from ``graph`` every triple some graph of ``others`` already holds."""
+    rows = raw.query(
+        f"SELECT DISTINCT ?s ?p ?o WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} GRAPH ?g {{ ?s ?p ?o }} "
+        f"FILTER(?g != {graph}) }}",
+        named_graphs=[graph, *others],
+    )
+    for row in list(rows):
+        raw.remove(ox.Quad(row["s"], row["p"], row["o"], graph))
+
+
+def _recompute_after_removals(
+    store: GraphStore,
+    tbox: TBox,
+    added_g: ox.NamedNode,
+    inferred_g: ox.NamedNode,
+    removals: dict[tuple, ox.Quad],
+    live_inferred: list[ox.NamedNode],
+    delta: InferenceDelta,
+) -> None:
+    """Re-derive the inferences of nodes whose asserted support shrank."""
+    raw = store.raw
+    removed_asserted = [q for q in removals.values() if layout.parse_graph(q.graph_name).family == "iv"]  # type: ignore[union-attr]
+    typed_subjects = {q.subject for q in removed_asserted if q.predicate == TYPE}
+    related = tbox.related_predicates
+    edges = {(q.subject, q.object) for q in removed_asserted if q.predicate != TYPE and q.predicate in related}
+    if not typed_subjects and not edges:
+        return
+    removed_keys = set(removals)
+    live_inf = set(live_inferred)
+    additions: list[ox.Quad] = []
+
+    def remaining_asserted(s: object, p: object, o: object) -> set[tuple]:
+        out = {
+            (q.subject, q.predicate, q.object)
+            for q in store.live_quads(s, p, o)  # type: ignore[arg-type]
+            if (q.subject, q.predicate, q.object) not in removed_keys
+        }
+        out |= {(q.subject, q.predicate, q.object) for q in raw.quads_for_pattern(s, p, o, added_g)}  # type: ignore[arg-type]
+        return out
+
+    def current_inferred(s: object, p: object, o: object) -> dict[tuple, ox.Quad]:
+        out: dict[tuple, ox.Quad] = {}
+        for q in raw.quads_for_pattern(s, p, o, None):  # type: ignore[arg-type]
+            key = (q.subject, q.predicate, q.object)
+            if (q.graph_name in live_inf and key not in removed_keys) or q.graph_name == inferred_g:
+                out[key] = q
+        return out
+
+    def reconcile(desired: set[tuple], current: dict[tuple, ox.Quad]) -> None:
+        for key, quad in current.items():
+            if key not in desired:
+                if quad.graph_name == inferred_g:
+                    raw.remove(quad)
+                else:
+                    delta.closes.append(quad)
+        additions.extend(ox.Quad(*key, inferred_g) for key in desired if key not in current)
+
+    for s in typed_subjects:
+        asserted = {t[2] for t in remaining_asserted(s, TYPE, None)}
+        desired = {(s, TYPE, c) for c in tbox.entailed_types(asserted)}  # type: ignore[arg-type]
+        reconcile(desired, current_inferred(s, TYPE, None))
+    by_pair: dict[tuple, set] = defaultdict(set)
+    for s, o in edges:
+        by_pair[(s, o)] = {t[1] for t in remaining_asserted(s, None, o) if t[1] != TYPE}
+    for (s, o), preds in by_pair.items():
+        desired = {(s, p, o) for p in tbox.entailed_predicates(preds)}  # type: ignore[arg-type]
+        current = {k: q for k, q in current_inferred(s, None, o).items() if k[1] != TYPE}
+        reconcile(desired, current)
+    if additions:
+        raw.extend(additions)

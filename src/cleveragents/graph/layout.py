@@ -1,0 +1,78 @@
+"""Named-graph layout of the store: which graph holds what.
+
+Every asserted triple is stored once, in the graph of its validity interval
+``iv/<from>/<to>`` (``to`` is ``open`` while the triple is live). The RDFS closure
+the universal view needs is kept apart in ``inf/<from>/<to>`` graphs with the same
+interval semantics. A triple is valid at revision r when ``from <= r < to``.
+
+Graphs whose ``from`` is above the published head are invisible: a commit writes its
+additions there with fast non-atomic loads, and becomes visible only when the head
+moves, in one atomic update.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from pyoxigraph import NamedNode
+
+GRAPH_BASE: Final = "https://cleveragents.ai/graph/"
+OPEN: Final = "open"
+
+ONTOLOGY = NamedNode(GRAPH_BASE + "ontology")
+# Transitive-reflexive rdfs:subClassOf / rdfs:subPropertyOf pairs of the ontology.
+TBOX_CLOSURE = NamedNode(GRAPH_BASE + "tbox-closure")
+SHAPES = NamedNode(GRAPH_BASE + "shapes")
+META = NamedNode(GRAPH_BASE + "meta")
+STORE_NODE = NamedNode("https://cleveragents.ai/id/store")
+
+Family = Literal["iv", "inf", "stage"]
+
+
+@dataclass(frozen=True)
+class IntervalGraph:
+    """A parsed interval graph name."""
+
+    start: int
+    end: int | None  # None while open
+    family: Family
+
+    @property
+    def node(self) -> NamedNode:
+        return interval_graph(self.family, self.start, self.end)
+
+    def valid_at(self, revision: int) -> bool:
+        return self.start <= revision and (self.end is None or revision < self.end)
+
+    @property
+    def sort_key(self) -> tuple[int, float, str]:
+        return (self.start, float("inf") if self.end is None else self.end, self.family)
+
+    @property
+    def is_open(self) -> bool:
+        return self.end is None
+
+
+def interval_graph(family: Family, start: int, end: int | None = None) -> NamedNode:
+    return NamedNode(f"{GRAPH_BASE}{family}/{start}/{OPEN if end is None else end}")
+
+
+def stage_graph(revision: int, purpose: str) -> NamedNode:
+    """Scratch graph for a commit in progress; never part of any view."""
+    return NamedNode(f"{GRAPH_BASE}stage/{revision}/{purpose}")
+
+
+def parse_graph(node: NamedNode) -> IntervalGraph | None:
+    """The interval of an interval or stage graph, or None for any other graph."""
+    value = node.value
+    if not value.startswith(GRAPH_BASE):
+        return None
+    parts = value[len(GRAPH_BASE) :].split("/")
+    if len(parts) != 3 or parts[0] not in ("iv", "inf", "stage"):
+        return None
+    family: Family = parts[0]  # type: ignore[assignment]
+    if family == "stage":
+        return IntervalGraph(int(parts[1]), None, "stage")
+    end = None if parts[2] == OPEN else int(parts[2])
+    return IntervalGraph(int(parts[1]), end, family)

@@ -1,0 +1,223 @@
+"""The on-disk Oxigraph store: opening, locking, views and queries.
+
+One process may write a store directory at a time (RocksDB's lock). Readers open it
+read-only beside a writer. Queries see a *view*: the default graph is the union of
+the interval graphs valid at one revision, plus the ontology.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph as ox
+
+from cleveragents.errors import DatabaseError, QuerySyntaxError, StoreLockedError
+from cleveragents.graph import layout
+from cleveragents.graph.layout import IntervalGraph
+from cleveragents.terms import CA, PREFIXES
+
+HEAD = ox.NamedNode(CA + "headRevision")
+LOCK_INFO = "writer.json"
+
+
+@dataclass(frozen=True)
+class View:
+    """The dataset one query runs over: the state as of ``revision``."""
+
+    revision: int
+    graphs: tuple[ox.NamedNode, ...]
+
+    def default_graph(self) -> list[ox.NamedNode]:
+        return list(self.graphs)
+
+
+class GraphStore:
+    """An opened store directory. Use :meth:`open` or :meth:`open_read_only`."""
+
+    def __init__(self, path: Path, store: ox.Store, *, writable: bool) -> None:
+        self.path = path
+        self.raw = store
+        self.writable = writable
+        self.write_lock = threading.RLock()
+        self._graphs: dict[ox.NamedNode, IntervalGraph] | None = None
+
+    # -- opening -------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: Path) -> GraphStore:
+        """Open for writing; fails with a message naming the holder when locked."""
+        path.mkdir(parents=True, exist_ok=True)
+        try:
+            store = ox.Store(str(path / "oxigraph"))
+        except OSError as exc:
+            if "lock" in str(exc).lower():
+                raise StoreLockedError(
+                    f"the store at {path} is held by another writer: {_describe_holder(path)}",
+                    suggestions=["wait for it to finish, or run read-only commands meanwhile"],
+                ) from None
+            raise DatabaseError(f"cannot open the store at {path}: {exc}") from None
+        _write_holder(path)
+        opened = cls(path, store, writable=True)
+        opened.discard_unpublished()
+        return opened
+
+    @classmethod
+    def open_read_only(cls, path: Path) -> GraphStore:
+        if not (path / "oxigraph").is_dir():
+            raise DatabaseError(
+                f"no store at {path}", suggestions=["agents init", "pass --data-dir"]
+            )
+        try:
+            store = ox.Store.read_only(str(path / "oxigraph"))
+        except OSError as exc:
+            raise DatabaseError(f"cannot open the store at {path} read-only: {exc}") from None
+        return cls(path, store, writable=False)
+
+    @classmethod
+    def in_memory(cls) -> GraphStore:
+        """A throwaway store (tests of pure logic, staging)."""
+        return cls(Path("<memory>"), ox.Store(), writable=True)
+
+    def close(self) -> None:
+        if self.writable and self.path.is_dir():
+            self.raw.flush()
+            (self.path / LOCK_INFO).unlink(missing_ok=True)
+        del self.raw
+
+    def __enter__(self) -> GraphStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- revisions and graphs -------------------------------------------------------
+
+    @property
+    def head(self) -> int:
+        """The last published revision (0 for a store that has never been written)."""
+        for quad in self.raw.quads_for_pattern(layout.STORE_NODE, HEAD, None, layout.META):
+            return int(quad.object.value)
+        return 0
+
+    def interval_graphs(self) -> dict[ox.NamedNode, IntervalGraph]:
+        if self._graphs is None:
+            self._graphs = {}
+            for node in self.raw.named_graphs():
+                if isinstance(node, ox.NamedNode) and (parsed := layout.parse_graph(node)):
+                    self._graphs[node] = parsed
+        return self._graphs
+
+    def forget_graphs(self) -> None:
+        """Drop the cached graph list after the graph set changed."""
+        self._graphs = None
+
+    def view(self, revision: int | None = None, *, inferred: bool = True) -> View:
+        """The graphs valid at ``revision`` (default: the head), plus the ontology."""
+        head = self.head
+        rev = head if revision is None else revision
+        families = ("iv", "inf") if inferred else ("iv",)
+        graphs = [
+            node
+            for node, iv in sorted(self.interval_graphs().items(), key=lambda kv: kv[1].sort_key)
+            if iv.family in families and iv.start <= head and iv.valid_at(rev)
+        ]
+        graphs += [layout.ONTOLOGY, layout.TBOX_CLOSURE]
+        return View(rev, tuple(graphs))
+
+    def discard_unpublished(self) -> None:
+        """Remove graphs a crashed or rejected commit left above the head."""
+        head = self.head
+        stale = [n for n, iv in self.interval_graphs().items() if iv.start > head or iv.family == "stage"]
+        for node in stale:
+            self.raw.remove_graph(node)
+        if stale:
+            self.forget_graphs()
+
+    # -- queries ---------------------------------------------------------------------
+
+    def query(
+        self,
+        sparql: str,
+        *,
+        view: View | None = None,
+        named_graphs: list[ox.NamedNode] | None = None,
+        bindings: dict[str, Any] | None = None,
+    ) -> Any:
+        """Run SPARQL over a view (default: current state) with the standard prefixes."""
+        view = view or self.view()
+        try:
+            return self.raw.query(
+                sparql,
+                prefixes=PREFIXES,
+                default_graph=view.default_graph(),
+                named_graphs=named_graphs,
+                substitutions={ox.Variable(k): v for k, v in bindings.items()} if bindings else None,
+            )
+        except SyntaxError as exc:
+            raise syntax_error(exc, "SPARQL") from None
+
+    def select(self, sparql: str, **kwargs: Any) -> Iterator[ox.QuerySolution]:
+        yield from self.query(sparql, **kwargs)
+
+    def live_quads(
+        self,
+        subject: ox.NamedNode | None = None,
+        predicate: ox.NamedNode | None = None,
+        obj: Any = None,
+        *,
+        families: Iterable[str] = ("iv",),
+    ) -> Iterator[ox.Quad]:
+        """Quads valid at the head matching a pattern, with the graph that holds them."""
+        graphs = self.interval_graphs()
+        head = self.head
+        wanted = tuple(families)
+        for quad in self.raw.quads_for_pattern(subject, predicate, obj, None):
+            iv = graphs.get(quad.graph_name)  # type: ignore[arg-type]
+            if iv and iv.family in wanted and iv.is_open and iv.start <= head:
+                yield quad
+
+    def disk_bytes(self) -> int:
+        root = self.path / "oxigraph"
+        return sum(f.stat().st_size for f in root.rglob("*") if f.is_file()) if root.is_dir() else 0
+
+
+def syntax_error(exc: SyntaxError, what: str) -> QuerySyntaxError:
+    """Turn Oxigraph's parser message into an error with 1-based line and column."""
+    text = str(exc)
+    line = column = None
+    # Oxigraph reports positions as "at L:C" (1-based).
+    match = re.search(r"line (\d+) column (\d+)", text) or re.search(r"\b(\d+):(\d+)\b", text)
+    if match:
+        line, column = int(match.group(1)), int(match.group(2))
+    where = f" at line {line}, column {column}" if line else ""
+    return QuerySyntaxError(f"malformed {what}{where}: {text}", line=line, column=column)
+
+
+def _write_holder(path: Path) -> None:
+    info = {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "command": " ".join(sys.argv) or sys.executable,
+        "since": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    tmp = path / (LOCK_INFO + ".tmp")
+    tmp.write_text(json.dumps(info))
+    tmp.replace(path / LOCK_INFO)
+
+
+def _describe_holder(path: Path) -> str:
+    try:
+        info = json.loads((path / LOCK_INFO).read_text())
+    except (OSError, ValueError):
+        return "an unknown process"
+    return f"pid {info.get('pid')} on {info.get('host')} ({info.get('command')}, since {info.get('since')})"

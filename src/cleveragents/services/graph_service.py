@@ -1,0 +1,212 @@
+"""Application service for the graph: query, update, import, export, audit, history."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph as ox
+
+from cleveragents.errors import NotFoundError, ValidationError
+from cleveragents.graph import history as hist
+from cleveragents.graph import layout
+from cleveragents.graph.commit import CommitRequest, CommitResult
+from cleveragents.graph.store import GraphStore, syntax_error
+from cleveragents.services.query_runner import QueryOutcome, run_with_timeout
+from cleveragents.services.sparql_update import parse_update
+from cleveragents.services.workspace import Workspace, shapes_validator
+from cleveragents.terms import PREFIXES
+
+RDF_FORMATS: dict[str, ox.RdfFormat] = {
+    "ttl": ox.RdfFormat.TURTLE,
+    "turtle": ox.RdfFormat.TURTLE,
+    "nt": ox.RdfFormat.N_TRIPLES,
+    "nq": ox.RdfFormat.N_QUADS,
+    "trig": ox.RdfFormat.TRIG,
+    "rdf": ox.RdfFormat.RDF_XML,
+    "xml": ox.RdfFormat.RDF_XML,
+    "jsonld": ox.RdfFormat.JSON_LD,
+    "n3": ox.RdfFormat.N3,
+}
+
+
+def query(ws: Workspace, sparql: str, *, as_of: str | None = None, timeout: float = 30.0) -> QueryOutcome:
+    ws.require()
+    return run_with_timeout(ws.store_dir, sparql, as_of, timeout)
+
+
+def update(ws: Workspace, text: str, *, message: str = "", agent: str = "cleveragents") -> CommitResult:
+    """Apply a SPARQL Update as one validated commit."""
+    parsed = parse_update(text)
+    with ws.writer() as session:
+        remove: set[tuple] = set()
+        add: set[tuple] = set()
+        for kind, construct in parsed.constructs():
+            try:
+                triples = session.store.query(construct)
+            except ValidationError as exc:
+                raise ValidationError(f"in SPARQL update: {exc.message}") from None
+            (remove if kind == "delete" else add).update((t.subject, t.predicate, t.object) for t in triples)
+        return session.commit(
+            CommitRequest(add=add, remove=remove, message=message or "graph update", cause="sparql-update", agent=agent)
+        )
+
+
+def import_file(
+    ws: Workspace, path: Path, *, fmt: str | None = None, message: str = "", agent: str = "cleveragents"
+) -> CommitResult:
+    """Load an RDF file as one validated commit (triples only; graph names are ignored)."""
+    rdf_format = _format_for(path, fmt)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise NotFoundError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        triples = [(q.subject, q.predicate, q.object) for q in ox.parse(data, rdf_format, base_iri=path.resolve().as_uri())]
+    except SyntaxError as exc:
+        raise syntax_error(exc, f"{rdf_format.name} in {path}") from None
+    with ws.writer() as session:
+        return session.commit(
+            CommitRequest(add=triples, message=message or f"import {path.name}", cause="import", agent=agent)
+        )
+
+
+def _format_for(path: Path, fmt: str | None) -> ox.RdfFormat:
+    key = (fmt or path.suffix.lstrip(".")).lower()
+    if key not in RDF_FORMATS:
+        raise ValidationError(f"unknown RDF format '{key}' for {path}", suggestions=[f"--format {k}" for k in ("ttl", "nt", "nq", "trig")])
+    return RDF_FORMATS[key]
+
+
+def export(ws: Workspace, out: Any, *, fmt: str = "nq", as_of: str | None = None) -> int:
+    """Serialize to ``out`` (a binary file). nq/trig without --as-of is a full-fidelity
+    dump of every graph (history included); otherwise the state at one revision."""
+    rdf_format = RDF_FORMATS.get(fmt)
+    if rdf_format is None:
+        raise ValidationError(f"unknown export format '{fmt}'", suggestions=["--format nq", "--format trig", "--format ttl"])
+    with ws.reader() as store:
+        if as_of is None and rdf_format in (ox.RdfFormat.N_QUADS, ox.RdfFormat.TRIG):
+            quads = [q for q in store.raw.quads_for_pattern(None, None, None, None) if _exportable(q)]
+            ox.serialize(quads, out, rdf_format)
+            return len(quads)
+        revision = hist.resolve_revision(store, as_of)
+        triples = sorted(hist.state(store, revision), key=lambda t: (str(t[0]), str(t[1]), str(t[2])))
+        body = [ox.Triple(*t) for t in triples]
+        if rdf_format in (ox.RdfFormat.N_QUADS, ox.RdfFormat.TRIG):
+            ox.serialize([ox.Quad(*t) for t in triples], out, rdf_format)
+        else:
+            ox.serialize(body, out, rdf_format, prefixes=PREFIXES if rdf_format == ox.RdfFormat.TURTLE else None)
+        return len(triples)
+
+
+def _exportable(quad: ox.Quad) -> bool:
+    iv = layout.parse_graph(quad.graph_name) if isinstance(quad.graph_name, ox.NamedNode) else None
+    return iv is None or iv.family != "stage"
+
+
+def validate_all(ws: Workspace) -> list[Any]:
+    """Audit the whole current state against the shapes."""
+    with ws.reader() as store:
+        validator = shapes_validator(store.raw)
+        return validator.validate(store.raw, default_graph=store.view().default_graph())
+
+
+@dataclass(frozen=True)
+class Stats:
+    head: int
+    asserted: int
+    inferred: int
+    historical: int
+    graphs: int
+    ontology: int
+    shapes: int
+    disk_bytes: int
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(self.__dict__)
+
+
+def stats(ws: Workspace) -> Stats:
+    with ws.reader() as store:
+        counts = {"asserted": 0, "inferred": 0, "historical": 0}
+        for node, iv in store.interval_graphs().items():
+            if iv.family == "stage" or iv.start > store.head:
+                continue
+            n = sum(1 for _ in store.raw.quads_for_pattern(None, None, None, node))
+            key = "historical" if not iv.is_open else ("asserted" if iv.family == "iv" else "inferred")
+            counts[key] += n
+        return Stats(
+            head=store.head,
+            graphs=len(store.interval_graphs()),
+            ontology=_count(store, layout.ONTOLOGY),
+            shapes=_count(store, layout.SHAPES),
+            disk_bytes=store.disk_bytes(),
+            **counts,
+        )
+
+
+def _count(store: GraphStore, graph: ox.NamedNode) -> int:
+    return sum(1 for _ in store.raw.quads_for_pattern(None, None, None, graph))
+
+
+def log(ws: Workspace, limit: int | None = None) -> list[hist.CommitInfo]:
+    with ws.reader() as store:
+        return hist.log(store, limit=limit)
+
+
+def diff(ws: Workspace, old: str, new: str, *, inferred: bool = False) -> tuple[int, int, set[tuple], set[tuple]]:
+    with ws.reader() as store:
+        a, b = hist.resolve_revision(store, old), hist.resolve_revision(store, new)
+        added, removed = hist.diff(store, a, b, inferred=inferred)
+        return a, b, added, removed
+
+
+def node_history(ws: Workspace, iri: str, *, incoming: bool = False) -> tuple[list[hist.TripleSpan], dict[int, hist.CommitInfo]]:
+    node = parse_iri(iri)
+    with ws.reader() as store:
+        hist.require_known(store, node)
+        return hist.history(store, node, as_object=incoming), hist.commit_times(store)
+
+
+@dataclass(frozen=True)
+class BlameLine:
+    span: hist.TripleSpan
+    asserted_by: hist.CommitInfo | None
+    retracted_by: hist.CommitInfo | None
+
+
+def blame(ws: Workspace, iri: str, *, include_retracted: bool = False) -> list[BlameLine]:
+    """For each triple of the node: the commit that asserted it (and retracted it)."""
+    spans, commits = node_history(ws, iri)
+    lines = [
+        BlameLine(s, commits.get(s.start), commits.get(s.end) if s.end is not None else None)
+        for s in spans
+        if not s.inferred and (include_retracted or s.end is None)
+    ]
+    return lines
+
+
+def parse_iri(text: str) -> ox.NamedNode:
+    """An IRI from '<...>', a full IRI or a prefixed name with a known prefix."""
+    value = text.strip().removeprefix("<").removesuffix(">")
+    prefix, sep, local = value.partition(":")
+    if sep and prefix in PREFIXES and not local.startswith("//"):
+        value = PREFIXES[prefix] + local
+    try:
+        return ox.NamedNode(value)
+    except ValueError as exc:
+        raise ValidationError(f"not an IRI: '{text}' ({exc})") from None
+
+
+def commit_summary(result: CommitResult) -> dict[str, Any]:
+    return {
+        "revision": result.revision,
+        "commit": result.commit.value if result.commit else None,
+        "added": result.added,
+        "removed": result.removed,
+        "inferred_added": result.inferred_added,
+        "inferred_removed": result.inferred_removed,
+        "changed": not result.empty,
+    }
+
