@@ -5,14 +5,16 @@ PROV-O activity. The protocol keeps big commits close to raw load speed:
 
 1. additions are bulk-loaded into ``iv/<r>/open`` and the RDFS closure they entail
    into ``inf/<r>/open``; with ``r`` above the head these graphs are invisible;
-2. additions that are already live are dropped, removals are located in their live
-   graphs and staged in a scratch graph;
+2. additions that are already live are dropped; removals are located in their live
+   graphs and copied into their closed intervals ``iv/<from>/<r>`` (still invisible);
 3. revision metadata (the seed's validFrom / isCurrent / isRevisionOf contract) is
    derived for the UKO entities the commit touches;
 4. SHACL runs over the touched nodes, seeing the state after the commit;
-5. one atomic SPARQL update moves the removed triples to their closed intervals and
-   publishes the head. A rejected or killed commit leaves only invisible graphs, which
-   the next writer discards.
+5. publication (graph/publish.py) takes the removed triples out of their open graphs
+   and moves the head, with a redo record so that a crash is rolled forward.
+
+A rejected commit, or one killed before publication, leaves only invisible graphs,
+which the next writer discards.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from ulid import ULID
 from cleveragents.errors import ShapeViolationError, ValidationError
 from cleveragents.graph import layout
 from cleveragents.graph.inference import InferenceDelta, infer
+from cleveragents.graph.publish import publish
 from cleveragents.graph.revisions import derive_revisions
 from cleveragents.graph.store import GraphStore, syntax_error
 from cleveragents.graph.tbox import TBox
@@ -45,7 +48,7 @@ class Validator(Protocol):
         default_graph: list[ox.NamedNode],
         focus_nodes: Iterable[Any] | None = None,
         focus_graphs: list[ox.NamedNode] | None = None,
-        excluded_graph: ox.NamedNode | None = None,
+        excluded_graphs: list[ox.NamedNode] | None = None,
     ) -> list[Any]: ...
 
 
@@ -118,7 +121,6 @@ class CommitEngine:
         when = (request.timestamp or datetime.now(UTC)).astimezone(UTC)
         added_g = layout.interval_graph("iv", rev)
         inferred_g = layout.interval_graph("inf", rev)
-        removed_g = layout.stage_graph(rev, "removed")
         live_asserted = [n for n, iv in store.interval_graphs().items() if iv.family == "iv" and iv.is_open]
         live_inferred = [n for n, iv in store.interval_graphs().items() if iv.family == "inf" and iv.is_open]
 
@@ -144,7 +146,7 @@ class CommitEngine:
 
         revision_adds, revision_closes = derive_revisions(store, rev, when, added_g, inferred_g, removals)
         if revision_adds:
-            raw.extend([ox.Quad(s, p, o, added_g) for s, p, o in revision_adds])
+            insert(raw, [ox.Quad(s, p, o, added_g) for s, p, o in revision_adds])
         for quad in revision_closes:
             removals[(quad.subject, quad.predicate, quad.object)] = quad
         clock.lap("revisions")
@@ -154,15 +156,15 @@ class CommitEngine:
 
         node = commit_node(rev)
         activity = _activity(node, rev, when, request, added, removals)
-        raw.extend([ox.Quad(s, p, o, added_g) for s, p, o in activity if not any(store.live_quads(s, p, o))])
-        if removals:
-            raw.extend([ox.Quad(q.subject, q.predicate, q.object, removed_g) for q in removals.values()])
+        insert(raw, [ox.Quad(s, p, o, added_g) for s, p, o in activity if not any(store.live_quads(s, p, o))])
+        closed = [_closed_copy(q, rev) for q in removals.values()]
+        insert(raw, closed)
         clock.lap("stage")
 
-        self._validate(store, rev, added_g, inferred_g, removed_g if removals else None)
+        self._validate(store, added_g, inferred_g, sorted({q.graph_name for q in closed}, key=str))
         clock.lap("validate")
 
-        self._publish(rev, head, removals.values())
+        publish(store, rev)
         clock.lap("publish")
         store.forget_graphs()
         asserted_removed = sum(1 for q in removals.values() if _family(q) == "iv")
@@ -192,10 +194,7 @@ class CommitEngine:
                 return count
         skolem: dict[str, ox.NamedNode] = {}
         quads = [ox.Quad(*_skolemize(t, skolem), graph) for t in request.add]
-        if len(quads) > 50_000:
-            raw.bulk_extend(quads)
-        elif quads:
-            raw.extend(quads)
+        insert(raw, quads)
         return sum(1 for _ in raw.quads_for_pattern(None, None, None, graph)) if quads else 0
 
     def _locate_removals(
@@ -221,19 +220,19 @@ class CommitEngine:
     def _validate(
         self,
         store: GraphStore,
-        rev: int,
         added_g: ox.NamedNode,
         inferred_g: ox.NamedNode,
-        removed_g: ox.NamedNode | None,
+        removed_graphs: list[ox.NamedNode],
     ) -> None:
+        """SHACL over the nodes the commit touches, on the state after it: the view plus
+        the new graphs, minus the triples whose closed copies sit in ``removed_graphs``."""
         if self.validator is None:
             return
-        view = store.view()
         violations = self.validator.validate(
             store.raw,
-            default_graph=[*view.graphs, added_g, inferred_g],
-            focus_graphs=[g for g in (added_g, removed_g) if g is not None],
-            excluded_graph=removed_g,
+            default_graph=[*store.view().graphs, added_g, inferred_g],
+            focus_graphs=[added_g, *removed_graphs],
+            excluded_graphs=removed_graphs,
         )
         if violations:
             raise ShapeViolationError(
@@ -241,41 +240,19 @@ class CommitEngine:
                 violations,
             )
 
-    def _publish(self, rev: int, head: int, removals: Iterable[ox.Quad]) -> None:
-        """The atomic step: close removed triples and move the head."""
-        moves_out: list[str] = []
-        moves_in: list[str] = []
-        closed_intervals: set[layout.IntervalGraph] = set()
-        for quad in removals:
-            iv = layout.parse_graph(quad.graph_name)  # type: ignore[arg-type]
-            assert iv is not None
-            closed = layout.interval_graph(iv.family, iv.start, rev)
-            closed_intervals.add(iv)
-            triple = f"{quad.subject} {quad.predicate} {quad.object}"
-            moves_out.append(f"GRAPH {quad.graph_name} {{ {triple} }}")
-            moves_in.append(f"GRAPH {closed} {{ {triple} }}")
-        described = [layout.interval_graph(f, rev) for f in ("iv", "inf")]
-        described += [layout.interval_graph(iv.family, iv.start, rev) for iv in closed_intervals]
-        head_node = f"{layout.STORE_NODE} <{CA}headRevision>"
-        meta = layout.META
-        update = [
-            f"DELETE DATA {{ {' '.join(moves_out)} }}" if moves_out else "",
-            f"INSERT DATA {{ {' '.join(moves_in)} }}" if moves_in else "",
-            f"DELETE WHERE {{ GRAPH {meta} {{ {head_node} ?h }} }}",
-            f'INSERT DATA {{ GRAPH {meta} {{ {head_node} "{rev}"^^<{XSD}integer> }} }}',
-            f"DROP SILENT GRAPH {layout.stage_graph(rev, 'removed')}",
-            f"INSERT DATA {{ GRAPH {meta} {{ {' '.join(_describe(g) for g in described)} }} }}",
-        ]
-        self.store.raw.update(" ;\n".join(u for u in update if u))
+
+def insert(raw: ox.Store, quads: list[ox.Quad]) -> None:
+    """Write quads into graphs no view reads yet (so atomicity is not needed here)."""
+    if len(quads) > 20_000:
+        raw.bulk_extend(quads)
+    elif quads:
+        raw.extend(quads)
 
 
-def _describe(graph: ox.NamedNode) -> str:
-    """META triples that let plain SPARQL read a graph's interval (see queries/)."""
-    iv = layout.parse_graph(graph)
+def _closed_copy(quad: ox.Quad, rev: int) -> ox.Quad:
+    iv = layout.parse_graph(quad.graph_name)  # type: ignore[arg-type]
     assert iv is not None
-    family = "asserted" if iv.family == "iv" else "inferred"
-    text = f'{graph} a <{CA}IntervalGraph> ; <{CA}intervalStart> {iv.start} ; <{CA}graphFamily> "{family}"'
-    return text + (f" ; <{CA}intervalEnd> {iv.end} ." if iv.end is not None else " .")
+    return ox.Quad(quad.subject, quad.predicate, quad.object, layout.interval_graph(iv.family, iv.start, rev))
 
 
 _TEMPORAL_METADATA = frozenset(

@@ -55,8 +55,7 @@ def infer(
             entailments_of(added_g), prefixes={"rdfs": "http://www.w3.org/2000/01/rdf-schema#"}
         ).serialize(format=ox.RdfFormat.N_TRIPLES)
         if body:
-            loader = raw.bulk_load if len(body) > 5_000_000 else raw.load
-            loader(body, ox.RdfFormat.N_TRIPLES, to_graph=inferred_g)
+            raw.bulk_load(body, ox.RdfFormat.N_TRIPLES, to_graph=inferred_g)
             live = [g for g, iv in store.interval_graphs().items() if iv.is_open and iv.start <= store.head]
             _drop_present(raw, inferred_g, [*live, added_g])
     _recompute_after_removals(store, tbox, added_g, inferred_g, removals, live_inferred, delta)
@@ -134,4 +133,4 @@ def _recompute_after_removals(
         current = {k: q for k, q in current_inferred(s, None, o).items() if k[1] != TYPE}
         reconcile(desired, current)
     if additions:
-        raw.extend(additions)
+        raw.extend(additions)  # into inferred_g, which no view reads yet

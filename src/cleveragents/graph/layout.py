@@ -5,9 +5,9 @@ Every asserted triple is stored once, in the graph of its validity interval
 the universal view needs is kept apart in ``inf/<from>/<to>`` graphs with the same
 interval semantics. A triple is valid at revision r when ``from <= r < to``.
 
-Graphs whose ``from`` is above the published head are invisible: a commit writes its
-additions there with fast non-atomic loads, and becomes visible only when the head
-moves, in one atomic update.
+Graphs whose ``from`` or ``to`` is above the published head are invisible: a commit
+writes its additions and the closed copies of its removals there with fast
+non-atomic loads, and becomes visible when the head moves (see graph/commit.py).
 """
 
 from __future__ import annotations
@@ -44,6 +44,10 @@ class IntervalGraph:
 
     def valid_at(self, revision: int) -> bool:
         return self.start <= revision and (self.end is None or revision < self.end)
+
+    def published(self, head: int) -> bool:
+        """Written by a commit at or below the head (else it belongs to one in flight)."""
+        return self.family != "stage" and self.start <= head and (self.end is None or self.end <= head)
 
     @property
     def sort_key(self) -> tuple[int, float, str]:

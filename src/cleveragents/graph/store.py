@@ -27,6 +27,7 @@ from cleveragents.graph.layout import IntervalGraph
 from cleveragents.terms import CA, PREFIXES
 
 HEAD = ox.NamedNode(CA + "headRevision")
+PUBLISHING = ox.NamedNode(CA + "publishingRevision")
 LOCK_INFO = "writer.json"
 
 
@@ -72,16 +73,26 @@ class GraphStore:
         return opened
 
     @classmethod
-    def open_read_only(cls, path: Path) -> GraphStore:
+    def open_read_only(cls, path: Path, *, wait: float = 30.0) -> GraphStore:
+        """Open beside a writer. A reader never sees a commit half-published: it waits
+        for the writer to finish, or finishes a publication whose writer died."""
         if not (path / "oxigraph").is_dir():
-            raise DatabaseError(
-                f"no store at {path}", suggestions=["agents init", "pass --data-dir"]
-            )
-        try:
-            store = ox.Store.read_only(str(path / "oxigraph"))
-        except OSError as exc:
-            raise DatabaseError(f"cannot open the store at {path} read-only: {exc}") from None
-        return cls(path, store, writable=False)
+            raise DatabaseError(f"no store at {path}", suggestions=["agents init", "pass --data-dir"])
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                opened = cls(path, ox.Store.read_only(str(path / "oxigraph")), writable=False)
+            except OSError as exc:
+                raise DatabaseError(f"cannot open the store at {path} read-only: {exc}") from None
+            if opened.publishing is None:
+                return opened
+            del opened
+            try:
+                cls.open(path).close()  # the writer died mid-publication: roll it forward
+            except StoreLockedError:
+                if time.monotonic() > deadline:
+                    raise DatabaseError(f"a writer has been publishing a commit for over {wait:g} s") from None
+                time.sleep(0.05)
 
     @classmethod
     def in_memory(cls) -> GraphStore:
@@ -129,15 +140,26 @@ class GraphStore:
         graphs = [
             node
             for node, iv in sorted(self.interval_graphs().items(), key=lambda kv: kv[1].sort_key)
-            if iv.family in families and iv.start <= head and iv.valid_at(rev)
+            if iv.family in families and iv.published(head) and iv.valid_at(rev)
         ]
         graphs += [layout.ONTOLOGY, layout.TBOX_CLOSURE]
         return View(rev, tuple(graphs))
 
+    @property
+    def publishing(self) -> int | None:
+        """The revision whose publication was started and not finished, if any."""
+        for quad in self.raw.quads_for_pattern(layout.STORE_NODE, PUBLISHING, None, layout.META):
+            return int(quad.object.value)
+        return None
+
     def discard_unpublished(self) -> None:
-        """Remove graphs a crashed or rejected commit left above the head."""
+        """Recover after a crash: finish a started publication, drop any other leftovers."""
+        from cleveragents.graph.publish import finish_publication
+
+        if self.publishing is not None:
+            finish_publication(self, self.publishing)
         head = self.head
-        stale = [n for n, iv in self.interval_graphs().items() if iv.start > head or iv.family == "stage"]
+        stale = [n for n, iv in self.interval_graphs().items() if not iv.published(head)]
         for node in stale:
             self.raw.remove_graph(node)
         if stale:
@@ -176,10 +198,11 @@ class GraphStore:
         obj: Any = None,
         *,
         families: Iterable[str] = ("iv",),
+        head: int | None = None,
     ) -> Iterator[ox.Quad]:
         """Quads valid at the head matching a pattern, with the graph that holds them."""
         graphs = self.interval_graphs()
-        head = self.head
+        head = self.head if head is None else head
         wanted = tuple(families)
         for quad in self.raw.quads_for_pattern(subject, predicate, obj, None):
             iv = graphs.get(quad.graph_name)  # type: ignore[arg-type]

@@ -1,0 +1,67 @@
+"""Publishing a commit: the step that makes it visible, and recovery from a crash in it.
+
+Everything a commit writes before this step sits in graphs the views ignore: its
+additions in ``iv/<r>/open`` and ``inf/<r>/open``, the closed copies of the triples it
+removes in ``iv/<f>/<r>`` (and ``inf/``), each above the head. What remains is to take
+the removed triples out of their open graphs and to move the head. Oxigraph has no
+multi-statement transaction and its SPARQL updates write about 10-15k quads/s, so
+publication is a redo log instead:
+
+1. atomically record the intent ``ca:publishingRevision r`` in META;
+2. remove the closed triples from their open graphs (idempotent, fast, not atomic);
+3. atomically move the head to ``r``, clear the intent and describe the new graphs.
+
+A writer or reader that finds the intent finishes steps 2-3 first (roll forward), so
+a commit killed at any point is either entirely absent (before 1) or entirely present.
+Readers never open a store while the intent is set (see GraphStore.open_read_only).
+"""
+
+from __future__ import annotations
+
+import pyoxigraph as ox
+
+from cleveragents.graph import layout
+from cleveragents.graph.store import HEAD, PUBLISHING, GraphStore
+from cleveragents.terms import CA, XSD
+
+
+def publish(store: GraphStore, rev: int) -> None:
+    head_literal = _integer(rev)
+    store.raw.update(
+        f"INSERT DATA {{ GRAPH {layout.META} {{ {layout.STORE_NODE} {PUBLISHING} {head_literal} }} }}"
+    )
+    finish_publication(store, rev)
+
+
+def finish_publication(store: GraphStore, rev: int) -> None:
+    raw = store.raw
+    store.forget_graphs()
+    graphs = store.interval_graphs()
+    closed_now = [(node, iv) for node, iv in graphs.items() if iv.end == rev and iv.family != "stage"]
+    for node, iv in closed_now:
+        open_graph = layout.interval_graph(iv.family, iv.start)
+        for quad in raw.quads_for_pattern(None, None, None, node):
+            raw.remove(ox.Quad(quad.subject, quad.predicate, quad.object, open_graph))
+    described = [n for n, iv in graphs.items() if iv.start == rev or iv.end == rev]
+    meta = layout.META
+    store_node = layout.STORE_NODE
+    raw.update(
+        f"DELETE WHERE {{ GRAPH {meta} {{ {store_node} {HEAD} ?h }} }} ;\n"
+        f"DELETE WHERE {{ GRAPH {meta} {{ {store_node} {PUBLISHING} ?p }} }} ;\n"
+        f"INSERT DATA {{ GRAPH {meta} {{ {store_node} {HEAD} {_integer(rev)} . "
+        f"{' '.join(_describe(n) for n in described if layout.parse_graph(n).family != 'stage')} }} }}"  # type: ignore[union-attr]
+    )
+    store.forget_graphs()
+
+
+def _integer(value: int) -> str:
+    return f'"{value}"^^<{XSD}integer>'
+
+
+def _describe(graph: ox.NamedNode) -> str:
+    """META triples that let plain SPARQL read a graph's interval (see queries/)."""
+    iv = layout.parse_graph(graph)
+    assert iv is not None
+    family = "asserted" if iv.family == "iv" else "inferred"
+    text = f'{graph} a <{CA}IntervalGraph> ; <{CA}intervalStart> {iv.start} ; <{CA}graphFamily> "{family}"'
+    return text + (f" ; <{CA}intervalEnd> {iv.end} ." if iv.end is not None else " .")
