@@ -20,6 +20,8 @@ UKO_DOC: Final = "https://cleveragents.ai/ontology/uko/doc#"
 UKO_DATA: Final = "https://cleveragents.ai/ontology/uko/data#"
 UKO_INFRA: Final = "https://cleveragents.ai/ontology/uko/infra#"
 CA: Final = "https://cleveragents.ai/ontology/ca#"
+# SHACL shapes of the product (shapes/*.ttl).
+CAS: Final = "https://cleveragents.ai/shapes#"
 
 RDF: Final = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 RDFS: Final = "http://www.w3.org/2000/01/rdf-schema#"
@@ -48,6 +50,7 @@ PREFIXES: Final[dict[str, str]] = {
     "uko-data": UKO_DATA,
     "uko-infra": UKO_INFRA,
     "ca": CA,
+    "cas": CAS,
     "rdf": RDF,
     "rdfs": RDFS,
     "owl": OWL,
