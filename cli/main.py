@@ -1,0 +1,169 @@
+"""The ``agents`` (alias ``cleveragents``) command line: global options, sub-command
+registration and the entry point that turns every failure into output and an exit code.
+
+Exit codes: 0 ok; 1 error (the error class decides, e.g. UsageError is 2); 2 usage error
+from the command line parser; 130 cancelled (Ctrl+C).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from cleveragents import __version__
+from cleveragents.errors import Interrupted
+from cleveragents.output import OutputSession, available_formats
+from cleveragents.output.failures import exit_code_for, is_cancellation, mark_rendered, was_rendered
+from cleveragents.output.human import CANCELLED_MESSAGE
+
+from . import config_cmd, graph_cmd, init_cmd, project_cmd, query_cmd, resource_cmd
+from .context import AppContext
+
+# Recent typer vendors click as typer._click; older typer depends on click itself.
+try:
+    from typer._click.exceptions import ClickException
+except ImportError:  # pragma: no cover - depends on the installed typer
+    from click.exceptions import ClickException  # type: ignore[no-redef]
+
+PROG = "agents"
+
+
+class AgentsGroup(TyperGroup):
+    """Root group: Ctrl+C inside any command becomes ``Interrupted`` so that ``run()``
+    sees it (typer would otherwise swallow it into a bare exit code 130)."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as exc:
+            cancelled = Interrupted(CANCELLED_MESSAGE)
+            if was_rendered(exc):
+                mark_rendered(cancelled)
+            raise cancelled from exc
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"CleverAgents version {__version__}")
+        raise typer.Exit()
+
+
+def _root(
+    ctx: typer.Context,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--data-dir",
+            help="Data directory (store, global config). "
+            "Default: $CLEVERAGENTS_DATA_DIR, else ~/.cleveragents.",
+            show_default=False,
+        ),
+    ] = None,
+    config_path: Annotated[
+        Path | None,
+        typer.Option("--config-path", help="Global config file. Default: <data-dir>/config.toml."),
+    ] = None,
+    output_format: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            "-f",
+            help="Output format: auto, "
+            + ", ".join(available_formats())
+            + ". Default: $CLEVERAGENTS_FORMAT, config 'format', else rich on a "
+            "terminal and plain when piped.",
+            show_default=False,
+        ),
+    ] = None,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            "-V",
+            help="Print the version and exit.",
+            is_eager=True,
+            callback=_print_version,
+        ),
+    ] = False,
+) -> None:
+    """CleverAgents KG: a knowledge graph of code, documents, plans and decisions."""
+    app_ctx = ctx.ensure_object(AppContext)
+    app_ctx.command = ctx.invoked_subcommand or PROG
+    app_ctx.resolve(data_dir=data_dir, config_path=config_path, format_flag=output_format)
+
+
+def build_app() -> typer.Typer:
+    """A fresh app with every command group registered (tests build their own)."""
+    app = typer.Typer(
+        name=PROG,
+        cls=AgentsGroup,
+        no_args_is_help=True,
+        context_settings={"help_option_names": ["-h", "--help"]},
+        pretty_exceptions_enable=False,
+    )
+    app.callback()(_root)
+    # --- command groups: one line per module --------------------------------------------
+    app.add_typer(config_cmd.app, name="config")
+    app.command("init")(init_cmd.init)
+    app.add_typer(project_cmd.app, name="project")
+    app.add_typer(resource_cmd.app, name="resource")
+    app.add_typer(graph_cmd.app, name="graph")
+    app.add_typer(query_cmd.app, name="query")
+    # app.add_typer(ontology_cmd.app, name="ontology")
+    return app
+
+
+app = build_app()
+
+
+def _silence_stdout() -> None:
+    """After EPIPE, point stdout at /dev/null so the interpreter's final flush is quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # stdout is not a real file (tests)
+        pass
+
+
+def _fail(state: AppContext, exc: BaseException) -> int:
+    """Render ``exc`` unless a session already did; return its exit code."""
+    if isinstance(exc, BrokenPipeError):
+        _silence_stdout()
+        return 1
+    if not was_rendered(exc):
+        OutputSession(state.command, state.error_format()).abort(exc)
+    if state.debug and not is_cancellation(exc):
+        traceback.print_exception(exc, file=sys.stderr)
+    return exit_code_for(exc)
+
+
+def run(argv: Sequence[str] | None = None, *, cli: typer.Typer | None = None) -> int:
+    """Console-script entry point (``agents``/``cleveragents``); returns the exit code."""
+    command = typer.main.get_command(cli or app)
+    state = AppContext()
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        result = command.main(args=args, prog_name=PROG, standalone_mode=False, obj=state)
+    except ClickException as exc:  # usage errors (exit 2) and other parser errors
+        exc.show()
+        return exc.exit_code
+    except typer.Abort:
+        typer.echo("Aborted!", err=True)
+        return 1
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException as exc:  # the one place every failure is mapped
+        return _fail(state, exc)
+    # Non-standalone click returns the exit code of typer.Exit, or the command's value.
+    return result if isinstance(result, int) and not isinstance(result, bool) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(run())

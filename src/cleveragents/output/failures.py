@@ -1,0 +1,35 @@
+"""How exceptions become user-facing errors, and the mark that says one was rendered."""
+
+from __future__ import annotations
+
+from cleveragents.errors import CleverAgentsError, Interrupted
+
+UNEXPECTED_MESSAGE = "An unexpected error occurred"
+_RENDERED = "_cleveragents_rendered"
+
+
+def as_error(exc: BaseException) -> CleverAgentsError:
+    """The error to show for ``exc``: itself, or a generic INTERNAL error that leaks nothing."""
+    if isinstance(exc, CleverAgentsError):
+        return exc
+    return CleverAgentsError(UNEXPECTED_MESSAGE)
+
+
+def is_cancellation(exc: BaseException) -> bool:
+    return isinstance(exc, KeyboardInterrupt | Interrupted)
+
+
+def exit_code_for(exc: BaseException) -> int:
+    """130 for a cancellation, the error class's exit code otherwise (1 if unexpected)."""
+    if is_cancellation(exc):
+        return 130
+    return as_error(exc).exit_code
+
+
+def mark_rendered(exc: BaseException) -> None:
+    """Record that a session already printed this exception, so the CLI won't print it twice."""
+    setattr(exc, _RENDERED, True)
+
+
+def was_rendered(exc: BaseException) -> bool:
+    return bool(getattr(exc, _RENDERED, False))
