@@ -190,12 +190,11 @@ class CommitEngine:
                     raw.bulk_load(data, ox.RdfFormat.N_TRIPLES, to_graph=graph)
                 except SyntaxError as exc:
                     raise syntax_error(exc, "N-Triples") from None
-                count = sum(1 for _ in raw.quads_for_pattern(None, None, None, graph))
-                return count
+                return self.store.count(graph)
         skolem: dict[str, ox.NamedNode] = {}
         quads = [ox.Quad(*_skolemize(t, skolem), graph) for t in request.add]
         insert(raw, quads)
-        return sum(1 for _ in raw.quads_for_pattern(None, None, None, graph)) if quads else 0
+        return self.store.count(graph) if quads else 0
 
     def _locate_removals(
         self, request: CommitRequest, added_g: ox.NamedNode

@@ -59,7 +59,7 @@ def infer(
             live = [g for g, iv in store.interval_graphs().items() if iv.is_open and iv.start <= store.head]
             _drop_present(raw, inferred_g, [*live, added_g])
     _recompute_after_removals(store, tbox, added_g, inferred_g, removals, live_inferred, delta)
-    delta.added = sum(1 for _ in raw.quads_for_pattern(None, None, None, inferred_g))
+    delta.added = store.count(inferred_g)
     return delta
 
 

@@ -60,30 +60,33 @@ def derive_revisions(
     stamp = ox.Literal(when.isoformat().replace("+00:00", "Z"), datatype=ox.NamedNode(XSD + "dateTime"))
     commit = ox.NamedNode(f"https://cleveragents.ai/id/commit/{rev}")
     removed_keys = set(removals)
+    head = store.head
     adds: list[Triple] = []
     closes: list[ox.Quad] = []
-    previous = _current_revisions(store, touched)
-    for entity in touched:
-        prev = previous.get(entity)
-        exists = _exists_after(store, entity, added_g, removed_keys) if entity in removed_subjects else True
+    for entity in sorted(touched, key=lambda n: n.value):
+        own = list(store.live_quads(entity, head=head))  # one seek for all of its state
+        prev = _current_revision(store, entity, head)
+        if entity in removed_subjects:
+            exists = any(True for _ in raw.quads_for_pattern(entity, TYPE, None, added_g)) or any(
+                q.predicate == TYPE and (q.subject, q.predicate, q.object) not in removed_keys for q in own
+            )
+        else:
+            exists = True
         if prev is not None:
-            closes += store.live_quads(prev, IS_CURRENT)
+            closes += store.live_quads(prev, IS_CURRENT, TRUE, head=head)
             adds += [(prev, IS_CURRENT, FALSE), (prev, VALID_UNTIL, stamp)]
-        state = list(store.live_quads(entity, IS_CURRENT))
+        state = [q for q in own if q.predicate == IS_CURRENT]
         if not exists:
             closes += state
             adds += [(entity, IS_CURRENT, FALSE), (entity, VALID_UNTIL, stamp)]
             continue
         if not any(q.object == TRUE for q in state):  # new, or back from deletion
-            closes += state
-            closes += store.live_quads(entity, VALID_UNTIL)
-            closes += store.live_quads(entity, VALID_FROM)
+            closes += [q for q in own if q.predicate in (IS_CURRENT, VALID_UNTIL, VALID_FROM)]
             adds += [(entity, IS_CURRENT, TRUE), (entity, VALID_FROM, stamp)]
         node = revision_node(entity, rev)
         adds += [
             (node, TYPE, ox.NamedNode(CA + "EntityRevision")),
             (node, REVISION_OF, entity),
-            (node, ox.NamedNode(CA + "revision"), ox.Literal(str(rev), datatype=ox.NamedNode(XSD + "integer"))),
             (node, VALID_FROM, stamp),
             (node, IS_CURRENT, TRUE),
             (node, ox.NamedNode(PROV + "wasGeneratedBy"), commit),
@@ -105,19 +108,14 @@ def _is_unit(store: GraphStore, subject: ox.NamedNode) -> bool:
     return any(True for _ in store.live_quads(subject, TYPE, INFORMATION_UNIT, families=("iv", "inf")))
 
 
-def _exists_after(store: GraphStore, entity: ox.NamedNode, added_g: ox.NamedNode, removed: set[tuple]) -> bool:
-    if any(True for _ in store.raw.quads_for_pattern(entity, TYPE, None, added_g)):
-        return True
-    return any((q.subject, q.predicate, q.object) not in removed for q in store.live_quads(entity, TYPE))
-
-
-def _current_revisions(store: GraphStore, entities: set[ox.NamedNode]) -> dict[ox.NamedNode, ox.NamedNode]:
-    out: dict[ox.NamedNode, ox.NamedNode] = {}
-    ordered = sorted(entities, key=lambda n: n.value)
-    for start in range(0, len(ordered), 500):
-        values = " ".join(str(e) for e in ordered[start : start + 500])
-        rows = store.query(
-            f"SELECT ?e ?r WHERE {{ VALUES ?e {{ {values} }} ?r ca:revisionOf ?e ; uko:isCurrent true }}"
-        )
-        out.update({row["e"]: row["r"] for row in rows})
-    return out
+def _current_revision(store: GraphStore, entity: ox.NamedNode, head: int) -> ox.NamedNode | None:
+    """The newest revision node of an entity, if it is current (``ca:revisionOf`` links
+    are never retracted, so the newest one is found with one seek)."""
+    newest: tuple[int, ox.NamedNode] | None = None
+    for quad in store.live_quads(None, REVISION_OF, entity, head=head):
+        number = int(quad.subject.value.rsplit("@r", 1)[1])
+        if newest is None or number > newest[0]:
+            newest = (number, quad.subject)  # type: ignore[assignment]
+    if newest is None or not any(True for _ in store.live_quads(newest[1], IS_CURRENT, TRUE, head=head)):
+        return None
+    return newest[1]

@@ -51,6 +51,7 @@ class GraphStore:
         self.writable = writable
         self.write_lock = threading.RLock()
         self._graphs: dict[ox.NamedNode, IntervalGraph] | None = None
+        self._head: int | None = None
 
     # -- opening -------------------------------------------------------------------
 
@@ -116,9 +117,11 @@ class GraphStore:
     @property
     def head(self) -> int:
         """The last published revision (0 for a store that has never been written)."""
-        for quad in self.raw.quads_for_pattern(layout.STORE_NODE, HEAD, None, layout.META):
-            return int(quad.object.value)
-        return 0
+        if self._head is None:
+            self._head = 0
+            for quad in self.raw.quads_for_pattern(layout.STORE_NODE, HEAD, None, layout.META):
+                self._head = int(quad.object.value)
+        return self._head
 
     def interval_graphs(self) -> dict[ox.NamedNode, IntervalGraph]:
         if self._graphs is None:
@@ -129,8 +132,14 @@ class GraphStore:
         return self._graphs
 
     def forget_graphs(self) -> None:
-        """Drop the cached graph list after the graph set changed."""
+        """Drop the cached graph list and head after a write changed them."""
         self._graphs = None
+        self._head = None
+
+    def count(self, graph: ox.NamedNode) -> int:
+        """Triples in one graph, counted inside Oxigraph."""
+        row = next(iter(self.raw.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }}")))
+        return int(row["n"].value)
 
     def view(self, revision: int | None = None, *, inferred: bool = True) -> View:
         """The graphs valid at ``revision`` (default: the head), plus the ontology."""
