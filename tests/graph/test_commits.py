@@ -173,3 +173,22 @@ def test_reader_works_beside_a_writer(store: GraphStore, engine: CommitEngine) -
     store.raw.flush()
     reader = GraphStore.open_read_only(store.path)
     assert names(reader.query("SELECT ?m WHERE { ?m a uko-code:Module }"), "m") == {"a"}
+
+
+def test_an_ontology_change_rederives_the_closure(store: GraphStore, engine: CommitEngine) -> None:
+    from cleveragents.graph.tbox import rebuild_closure
+    from cleveragents.tbox.modules import replace_graph
+
+    engine.commit(CommitRequest(add=[(ex("m"), TYPE, MODULE), (ex("m"), CALLS, ex("f"))]))
+    assert bool(store.query(f"ASK {{ {ex('m')} a uko:Container }}"))
+    # Module is no longer a Container; calls is no longer a dependency.
+    ontology = [q.triple for q in store.raw.quads_for_pattern(None, None, None, layout.ONTOLOGY)]
+    kept = [t for t in ontology if t.subject not in (MODULE, CALLS)]
+    replace_graph(store.raw, layout.ONTOLOGY, kept)
+    rebuild_closure(store.raw)
+    result = engine.rederive_inferences()
+    assert result.revision == 2 and result.inferred_removed >= 3
+    assert not bool(store.query(f"ASK {{ {ex('m')} a uko:Container }}"))
+    assert not bool(store.query(f"ASK {{ {ex('m')} uko:dependsOn {ex('f')} }}"))
+    assert bool(store.query(f"ASK {{ {ex('m')} a uko:Container }}", view=store.view(1)))
+    assert engine.rederive_inferences().empty  # nothing changed since

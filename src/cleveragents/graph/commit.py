@@ -30,7 +30,7 @@ from ulid import ULID
 
 from cleveragents.errors import ShapeViolationError, ValidationError
 from cleveragents.graph import layout
-from cleveragents.graph.inference import InferenceDelta, infer
+from cleveragents.graph.inference import InferenceDelta, infer, rederive_all
 from cleveragents.graph.publish import publish
 from cleveragents.graph.revisions import derive_revisions
 from cleveragents.graph.store import GraphStore, syntax_error
@@ -110,6 +110,27 @@ class CommitEngine:
                 return self._commit(request)
             finally:
                 store.discard_unpublished()
+
+    def rederive_inferences(self, *, message: str = "ontology changed", agent: str = "cleveragents") -> CommitResult:
+        """Rebuild the materialized closure after the ontology (TBOX_CLOSURE) changed, as
+        one commit: entailments that appeared are added, those that vanished closed."""
+        store = self.store
+        with store.write_lock:
+            store.discard_unpublished()
+            self.tbox = TBox.from_store(store.raw)
+            rev, head = store.head + 1, store.head
+            when = datetime.now(UTC)
+            delta = rederive_all(store, layout.interval_graph("inf", rev))
+            if not delta.added and not delta.closes:
+                store.discard_unpublished()
+                return CommitResult(head, None)
+            request = CommitRequest(message=message, cause="ontology-change", agent=agent)
+            removals = {(q.subject, q.predicate, q.object): q for q in delta.closes}
+            node = commit_node(rev)
+            insert(store.raw, [ox.Quad(s, p, o, layout.interval_graph("iv", rev)) for s, p, o in _activity(node, rev, when, request, 0, removals)])
+            insert(store.raw, [_closed_copy(q, rev) for q in delta.closes])
+            publish(store, rev)
+            return CommitResult(rev, node, inferred_added=delta.added, inferred_removed=len(delta.closes))
 
     # -- steps -------------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from cleveragents.graph.tbox import TBox
 from cleveragents.terms import RDF_TYPE
 
 TYPE = ox.NamedNode(RDF_TYPE)
+_RDFS = {"rdfs": "http://www.w3.org/2000/01/rdf-schema#"}
 Triple = tuple[ox.NamedNode, ox.NamedNode, object]
 
 
@@ -28,15 +29,46 @@ class InferenceDelta:
     closes: list[ox.Quad] = field(default_factory=list)
 
 
-def entailments_of(graph: ox.NamedNode) -> str:
-    """CONSTRUCT of what the triples of ``graph`` entail through the TBox closure."""
+def entailments_of(graph: ox.NamedNode | None) -> str:
+    """CONSTRUCT of what the triples of ``graph`` (None: the default graph) entail."""
     tbox = layout.TBOX_CLOSURE
+
+    def data(pattern: str) -> str:
+        return f"GRAPH {graph} {{ {pattern} }}" if graph is not None else pattern
+
     return f"""
     CONSTRUCT {{ ?s a ?d . ?x ?q ?y }} WHERE {{
-      {{ GRAPH {graph} {{ ?s a ?c }} GRAPH {tbox} {{ ?c rdfs:subClassOf ?d }} FILTER(?c != ?d) }}
+      {{ {data("?s a ?c")} GRAPH {tbox} {{ ?c rdfs:subClassOf ?d }} FILTER(?c != ?d) }}
       UNION
-      {{ GRAPH {tbox} {{ ?p rdfs:subPropertyOf ?q }} FILTER(?p != ?q) GRAPH {graph} {{ ?x ?p ?y }} }}
+      {{ GRAPH {tbox} {{ ?p rdfs:subPropertyOf ?q }} FILTER(?p != ?q) {data("?x ?p ?y")} }}
     }}"""
+
+
+def rederive_all(store: GraphStore, inferred_g: ox.NamedNode) -> InferenceDelta:
+    """After an ontology change: the whole closure of the live asserted triples, written
+    to ``inferred_g`` where it is new, and the live inferences it no longer contains."""
+    raw = store.raw
+    head = store.head
+    live = {n: iv for n, iv in store.interval_graphs().items() if iv.is_open and iv.start <= head}
+    asserted = [n for n, iv in live.items() if iv.family == "iv"]
+    body = raw.query(entailments_of(None), default_graph=asserted, prefixes=_RDFS).serialize(
+        format=ox.RdfFormat.N_TRIPLES
+    )
+    if body:
+        raw.bulk_load(body, ox.RdfFormat.N_TRIPLES, to_graph=inferred_g)
+        _drop_present(raw, inferred_g, asserted)
+    delta = InferenceDelta()
+    for node, iv in live.items():
+        if iv.family != "inf":
+            continue
+        for quad in raw.quads_for_pattern(None, None, None, node):
+            fresh = ox.Quad(quad.subject, quad.predicate, quad.object, inferred_g)
+            if fresh in raw:
+                raw.remove(fresh)  # still entailed: keep the live copy and its history
+            else:
+                delta.closes.append(quad)
+    delta.added = store.count(inferred_g)
+    return delta
 
 
 def infer(
@@ -51,9 +83,7 @@ def infer(
     raw = store.raw
     delta = InferenceDelta()
     if tbox.superclasses or tbox.superproperties:
-        body = raw.query(
-            entailments_of(added_g), prefixes={"rdfs": "http://www.w3.org/2000/01/rdf-schema#"}
-        ).serialize(format=ox.RdfFormat.N_TRIPLES)
+        body = raw.query(entailments_of(added_g), prefixes=_RDFS).serialize(format=ox.RdfFormat.N_TRIPLES)
         if body:
             raw.bulk_load(body, ox.RdfFormat.N_TRIPLES, to_graph=inferred_g)
             live = [g for g, iv in store.interval_graphs().items() if iv.is_open and iv.start <= store.head]

@@ -11,22 +11,12 @@ from dataclasses import dataclass, field
 import pyoxigraph as ox
 
 from cleveragents.graph import layout
+from cleveragents.tbox.closure import tbox_closure
+from cleveragents.tbox.modules import replace_graph
 from cleveragents.terms import RDFS_SUBCLASSOF, RDFS_SUBPROPERTYOF
 
 SUBCLASS = ox.NamedNode(RDFS_SUBCLASSOF)
 SUBPROPERTY = ox.NamedNode(RDFS_SUBPROPERTYOF)
-
-CLOSURE_QUERY = """
-CONSTRUCT { ?a ?rel ?b } WHERE {
-  { ?a rdfs:subClassOf* ?b . ?a a ?k . VALUES ?k { owl:Class rdfs:Class } BIND(rdfs:subClassOf AS ?rel) }
-  UNION
-  { ?a rdfs:subPropertyOf* ?b . ?a a ?k .
-    VALUES ?k { owl:ObjectProperty owl:DatatypeProperty rdf:Property owl:AnnotationProperty }
-    BIND(rdfs:subPropertyOf AS ?rel) }
-  FILTER(isIRI(?b))
-}
-"""
-
 
 @dataclass
 class TBox:
@@ -72,23 +62,6 @@ class TBox:
 
 
 def rebuild_closure(raw: ox.Store) -> int:
-    """Recompute TBOX_CLOSURE from the ontology graph in one atomic update."""
-    triples = raw.query(
-        CLOSURE_QUERY,
-        default_graph=[layout.ONTOLOGY],
-        prefixes={
-            "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
-            "owl": "http://www.w3.org/2002/07/owl#",
-            "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
-        },
-    )
-    body = triples.serialize(format=ox.RdfFormat.N_TRIPLES).decode()
-    graph = layout.TBOX_CLOSURE
-    raw.update(f"DROP SILENT GRAPH {graph} ; INSERT DATA {{ GRAPH {graph} {{ {body} }} }}")
-    return body.count("\n")
-
-
-def replace_graph(raw: ox.Store, graph: ox.NamedNode, triples: list[ox.Triple]) -> None:
-    """Swap a non-temporal graph's content (ontology, shapes) in one atomic update."""
-    body = ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES).decode() if triples else ""
-    raw.update(f"DROP SILENT GRAPH {graph} ; INSERT DATA {{ GRAPH {graph} {{ {body} }} }}")
+    """Recompute TBOX_CLOSURE from the ontology graph (atomically); returns the pair count."""
+    ontology = [q.triple for q in raw.quads_for_pattern(None, None, None, layout.ONTOLOGY)]
+    return replace_graph(raw, layout.TBOX_CLOSURE, tbox_closure(ontology))

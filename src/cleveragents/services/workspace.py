@@ -16,8 +16,8 @@ from cleveragents.errors import ConfigurationError, DatabaseError
 from cleveragents.graph import layout
 from cleveragents.graph.commit import CommitEngine, CommitRequest, CommitResult
 from cleveragents.graph.store import GraphStore, syntax_error
-from cleveragents.graph.tbox import TBox, rebuild_closure, replace_graph
-from cleveragents.resources import data_path
+from cleveragents.graph.tbox import TBox, rebuild_closure
+from cleveragents.tbox.modules import load_ontology, load_shapes
 
 CONFIG_TEMPLATE = """# CleverAgents configuration (see `agents config list` for every key).
 # Resolution: CLI flag > CLEVERAGENTS_* environment > project config > this file > default.
@@ -38,8 +38,10 @@ class WriteSession:
 
 
 class Workspace:
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, *, validate_on_commit: bool = True) -> None:
         self.data_dir = data_dir.expanduser()
+        # The default for writer(): config key store.validate_on_commit.
+        self.validate_on_commit = validate_on_commit
         self.store_dir = self.data_dir / "store"
         self.config_file = self.data_dir / "config.toml"
 
@@ -58,13 +60,23 @@ class Workspace:
             GraphStore.open(self.store_dir).close()  # fails clearly if another writer holds it
             shutil.rmtree(self.store_dir)
         with GraphStore.open(self.store_dir) as store:
-            ontology = load_folder("ontology")
-            shapes = load_folder("shapes")
-            replace_graph(store.raw, layout.ONTOLOGY, ontology)
+            before = _closure_digest(store.raw)
+            ontology = load_ontology(store.raw, layout.ONTOLOGY)
             closure = rebuild_closure(store.raw)
-            replace_graph(store.raw, layout.SHAPES, shapes)
-            return {"ontology_triples": len(ontology), "closure_pairs": closure, "shape_triples": len(shapes),
-                    "head": store.head}
+            shapes = load_shapes(store.raw, layout.SHAPES)
+            rederived = 0
+            if store.head and _closure_digest(store.raw) != before:
+                # The class/property hierarchy changed: the materialized closure follows.
+                engine = CommitEngine(store, TBox.from_store(store.raw), None)
+                result = engine.rederive_inferences()
+                rederived = result.inferred_added + result.inferred_removed
+            return {
+                "ontology_triples": ontology,
+                "closure_pairs": closure,
+                "shape_triples": shapes,
+                "inferences_rederived": rederived,
+                "head": store.head,
+            }
 
     def require(self) -> None:
         if not self.exists():
@@ -73,8 +85,10 @@ class Workspace:
             )
 
     @contextmanager
-    def writer(self, *, validate: bool = True) -> Iterator[WriteSession]:
+    def writer(self, *, validate: bool | None = None) -> Iterator[WriteSession]:
         self.require()
+        if validate is None:
+            validate = self.validate_on_commit
         with GraphStore.open(self.store_dir) as store:
             validator = shapes_validator(store.raw) if validate else None
             yield WriteSession(store, CommitEngine(store, TBox.from_store(store.raw), validator))
@@ -89,15 +103,9 @@ class Workspace:
             del store
 
 
-def load_folder(name: str) -> list[ox.Triple]:
-    """Every triple of the Turtle files in a data folder (ontology/, shapes/)."""
-    triples: list[ox.Triple] = []
-    for path in sorted(data_path(name).glob("*.ttl")):
-        try:
-            triples += [q.triple for q in ox.parse(path=str(path), format=ox.RdfFormat.TURTLE)]
-        except SyntaxError as exc:
-            raise syntax_error(exc, f"Turtle in {path}") from None
-    return triples
+def _closure_digest(raw: ox.Store) -> str:
+    rows = sorted(str(q) for q in raw.quads_for_pattern(None, None, None, layout.TBOX_CLOSURE))
+    return hashlib.sha256("\n".join(rows).encode()).hexdigest()
 
 
 def shapes_validator(raw: ox.Store) -> Any:
