@@ -152,7 +152,7 @@ class CommitEngine:
         clock.lap("locate")
         # Additions already live are no-ops; additions live only as inferences replace them.
         asserted_set = set(live_asserted)
-        for quad in _matches(raw, added_g, live_asserted + live_inferred):
+        for quad in store.overlap(added_g, live_asserted + live_inferred):
             if quad.graph_name in asserted_set:
                 raw.remove(ox.Quad(quad.subject, quad.predicate, quad.object, added_g))
                 added -= 1
@@ -284,17 +284,6 @@ _TEMPORAL_METADATA = frozenset(
 def _family(quad: ox.Quad) -> str:
     iv = layout.parse_graph(quad.graph_name)  # type: ignore[arg-type]
     return iv.family if iv else ""
-
-
-def _matches(raw: ox.Store, graph: ox.NamedNode, others: list[ox.NamedNode]) -> list[ox.Quad]:
-    """Quads of ``others`` holding a triple that ``graph`` holds too (one join in Rust)."""
-    if not others or next(iter(raw.quads_for_pattern(None, None, None, graph)), None) is None:
-        return []
-    rows = raw.query(
-        f"SELECT ?s ?p ?o ?g WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} GRAPH ?g {{ ?s ?p ?o }} FILTER(?g != {graph}) }}",
-        named_graphs=[graph, *others],
-    )
-    return [ox.Quad(r["s"], r["p"], r["o"], r["g"]) for r in rows]
 
 
 def _skolemize(triple: Triple, mapping: dict[str, ox.NamedNode]) -> Triple:

@@ -56,7 +56,7 @@ def rederive_all(store: GraphStore, inferred_g: ox.NamedNode) -> InferenceDelta:
     )
     if body:
         raw.bulk_load(body, ox.RdfFormat.N_TRIPLES, to_graph=inferred_g)
-        _drop_present(raw, inferred_g, asserted)
+        _drop_present(store, inferred_g, asserted)
     delta = InferenceDelta()
     for node, iv in live.items():
         if iv.family != "inf":
@@ -87,21 +87,16 @@ def infer(
         if body:
             raw.bulk_load(body, ox.RdfFormat.N_TRIPLES, to_graph=inferred_g)
             live = [g for g, iv in store.interval_graphs().items() if iv.is_open and iv.start <= store.head]
-            _drop_present(raw, inferred_g, [*live, added_g])
+            _drop_present(store, inferred_g, [*live, added_g])
     _recompute_after_removals(store, tbox, added_g, inferred_g, removals, live_inferred, delta)
     delta.added = store.count(inferred_g)
     return delta
 
 
-def _drop_present(raw: ox.Store, graph: ox.NamedNode, others: list[ox.NamedNode]) -> None:
+def _drop_present(store: GraphStore, graph: ox.NamedNode, others: list[ox.NamedNode]) -> None:
     """Remove from ``graph`` every triple some graph of ``others`` already holds."""
-    rows = raw.query(
-        f"SELECT DISTINCT ?s ?p ?o WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} GRAPH ?g {{ ?s ?p ?o }} "
-        f"FILTER(?g != {graph}) }}",
-        named_graphs=[graph, *others],
-    )
-    for row in list(rows):
-        raw.remove(ox.Quad(row["s"], row["p"], row["o"], graph))
+    for quad in store.overlap(graph, others):
+        store.raw.remove(ox.Quad(quad.subject, quad.predicate, quad.object, graph))
 
 
 def _recompute_after_removals(

@@ -136,6 +136,20 @@ class GraphStore:
         self._graphs = None
         self._head = None
 
+    def overlap(self, graph: ox.NamedNode, others: Iterable[ox.NamedNode]) -> list[ox.Quad]:
+        """Quads of ``others`` holding a triple that ``graph`` holds too.
+
+        One join inside Oxigraph with the graph left free (a single index seek per
+        triple), filtered here: restricting ``named_graphs`` would cost a seek per graph.
+        """
+        wanted = set(others)
+        if not wanted or next(iter(self.raw.quads_for_pattern(None, None, None, graph)), None) is None:
+            return []
+        rows = self.raw.query(
+            f"SELECT ?s ?p ?o ?g WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} GRAPH ?g {{ ?s ?p ?o }} FILTER(?g != {graph}) }}"
+        )
+        return [ox.Quad(r["s"], r["p"], r["o"], r["g"]) for r in rows if r["g"] in wanted]
+
     def count(self, graph: ox.NamedNode) -> int:
         """Triples in one graph, counted inside Oxigraph."""
         row = next(iter(self.raw.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }}")))
