@@ -16,7 +16,12 @@ CODE = "https://cleveragents.ai/ontology/uko/code#"
 PY = "https://cleveragents.ai/ontology/uko/py#"
 EX = "https://example.org/code/"
 TYPES = [CODE + "Callable", CODE + "TypeDefinition", CODE + "Module", CODE + "TestCase"]
-LITERAL_PROPS = [UKO + "sourcePath", UKO + "sourceRange", CODE + "hasReturnType", CODE + "hasParameters"]
+LITERAL_PROPS = [
+    UKO + "sourcePath",
+    UKO + "sourceRange",
+    CODE + "hasReturnType",
+    CODE + "hasParameters",
+]
 
 
 @dataclass
@@ -54,9 +59,7 @@ def _entity_lines(rng: random.Random, i: int, population: int) -> list[str]:
     return lines
 
 
-def history(
-    base_triples: int = 100_000, versions: int = 10, seed: int = 7, kind: str = "dbpedia"
-) -> list[Version]:
+def history(base_triples: int = 100_000, versions: int = 10, seed: int = 7, kind: str = "dbpedia") -> list[Version]:
     """Version 0 adds ``base_triples``; each later one adds 15% and removes 10% of v0's size."""
     rng = random.Random(seed)
     per_entity = 10

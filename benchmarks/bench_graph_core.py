@@ -21,13 +21,12 @@ from pathlib import Path
 import pyoxigraph as ox
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bear_data import DBR, Version, history  # noqa: E402
+from bear_data import DBR, Version, history
 
-from cleveragents.graph.commit import CommitEngine, CommitRequest  # noqa: E402
-from cleveragents.graph.store import GraphStore  # noqa: E402
-from cleveragents.graph.tbox import TBox  # noqa: E402
-from cleveragents.services.workspace import Workspace, shapes_validator  # noqa: E402
-
+from cleveragents.graph.commit import CommitEngine, CommitRequest
+from cleveragents.graph.store import GraphStore
+from cleveragents.graph.tbox import TBox
+from cleveragents.services.workspace import Workspace, shapes_validator
 
 VALIDATE = True
 
@@ -76,7 +75,7 @@ def bench_history(root: Path, versions: list[Version], *, validate: bool) -> dic
         raw_times.append(timed(raw_ops))
         result: dict = {}
 
-        def ours(data: bytes = data, removed: list[tuple] = removed) -> None:
+        def ours(data: bytes = data, removed: list[tuple] = removed, result: dict = result) -> None:
             result["r"] = engine.commit(CommitRequest(add_ntriples=data, remove=removed, message="bench"))
 
         ours_times.append(timed(ours))
@@ -115,7 +114,7 @@ def bench_history(root: Path, versions: list[Version], *, validate: bool) -> dic
 def bench_as_of(store: GraphStore, versions: int) -> dict:
     """The same queries on the current state and as of a middle revision."""
     queries = {
-        "scan": f"SELECT (COUNT(*) AS ?n) WHERE {{ ?s <http://dbpedia.org/ontology/birthPlace> ?o }}",
+        "scan": "SELECT (COUNT(*) AS ?n) WHERE { ?s <http://dbpedia.org/ontology/birthPlace> ?o }",
         "point": f"SELECT ?p ?o WHERE {{ <{DBR}R42> ?p ?o }}",
         "two_hop": f"SELECT ?x ?y WHERE {{ <{DBR}R42> ?p ?x . ?x ?q ?y }}",
     }

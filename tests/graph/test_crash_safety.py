@@ -16,8 +16,7 @@ import pytest
 from cleveragents.graph import history as hist
 from cleveragents.graph import layout
 from cleveragents.graph.commit import CommitEngine, CommitRequest
-from cleveragents.graph.store import PUBLISHING
-from cleveragents.graph.store import GraphStore
+from cleveragents.graph.store import PUBLISHING, GraphStore
 from cleveragents.graph.tbox import TBox
 from tests.graph.conftest import CALLS, MODULE, TYPE, ex, open_store
 

@@ -8,18 +8,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cleveragents.graph import history as hist
+from cleveragents.graph import layout
 from cleveragents.graph.commit import CommitEngine, CommitRequest
 from cleveragents.graph.store import GraphStore
 from cleveragents.graph.tbox import TBox, rebuild_closure
 from cleveragents.tbox.modules import replace_graph
-from cleveragents.graph import layout
 from tests.graph.conftest import CALLABLE, CALLS, DEPENDS, IMPORTS, MINI_ONTOLOGY, MODULE, TYPE, ex
 
 SUBJECTS = [ex(n) for n in "abcd"]
-TRIPLES = (
-    [(s, TYPE, c) for s in SUBJECTS for c in (MODULE, CALLABLE)]
-    + [(s, p, o) for s in SUBJECTS[:3] for p in (CALLS, IMPORTS, DEPENDS) for o in SUBJECTS[1:]]
-)
+TRIPLES = [(s, TYPE, c) for s in SUBJECTS for c in (MODULE, CALLABLE)] + [
+    (s, p, o) for s in SUBJECTS[:3] for p in (CALLS, IMPORTS, DEPENDS) for o in SUBJECTS[1:]
+]
 triple_sets = st.sets(st.sampled_from(TRIPLES), max_size=6)
 commits = st.lists(st.tuples(triple_sets, triple_sets), min_size=1, max_size=7)
 

@@ -127,7 +127,13 @@ class CommitEngine:
             request = CommitRequest(message=message, cause="ontology-change", agent=agent)
             removals = {(q.subject, q.predicate, q.object): q for q in delta.closes}
             node = commit_node(rev)
-            insert(store.raw, [ox.Quad(s, p, o, layout.interval_graph("iv", rev)) for s, p, o in _activity(node, rev, when, request, 0, removals)])
+            insert(
+                store.raw,
+                [
+                    ox.Quad(s, p, o, layout.interval_graph("iv", rev))
+                    for s, p, o in _activity(node, rev, when, request, 0, removals)
+                ],
+            )
             insert(store.raw, [_closed_copy(q, rev) for q in delta.closes])
             publish(store, rev)
             return CommitResult(rev, node, inferred_added=delta.added, inferred_removed=len(delta.closes))
@@ -177,7 +183,10 @@ class CommitEngine:
 
         node = commit_node(rev)
         activity = _activity(node, rev, when, request, added, removals)
-        insert(raw, [ox.Quad(s, p, o, added_g) for s, p, o in activity if not any(store.live_quads(s, p, o))])
+        insert(
+            raw,
+            [ox.Quad(s, p, o, added_g) for s, p, o in activity if not any(store.live_quads(s, p, o))],
+        )
         closed = [_closed_copy(q, rev) for q in removals.values()]
         insert(raw, closed)
         clock.lap("stage")
@@ -201,7 +210,6 @@ class CommitEngine:
 
     def _write_additions(self, request: CommitRequest, graph: ox.NamedNode) -> int:
         raw = self.store.raw
-        count = 0
         if request.add_ntriples:
             data = request.add_ntriples
             if b"_:" in data:  # blank nodes must be skolemized: re-enter through the triple path
@@ -217,9 +225,7 @@ class CommitEngine:
         insert(raw, quads)
         return self.store.count(graph) if quads else 0
 
-    def _locate_removals(
-        self, request: CommitRequest, added_g: ox.NamedNode
-    ) -> tuple[dict[Triple, ox.Quad], int]:
+    def _locate_removals(self, request: CommitRequest, added_g: ox.NamedNode) -> tuple[dict[Triple, ox.Quad], int]:
         """The live quads the request closes. Removal applies before addition (as in SPARQL
         DELETE/INSERT): a live triple both removed and added stays live, untouched."""
         store, raw = self.store, self.store.raw
@@ -276,8 +282,7 @@ def _closed_copy(quad: ox.Quad, rev: int) -> ox.Quad:
 
 
 _TEMPORAL_METADATA = frozenset(
-    "https://cleveragents.ai/ontology/uko#" + name
-    for name in ("validFrom", "validUntil", "isCurrent", "isRevisionOf")
+    "https://cleveragents.ai/ontology/uko#" + name for name in ("validFrom", "validUntil", "isCurrent", "isRevisionOf")
 )
 
 

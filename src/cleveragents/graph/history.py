@@ -203,4 +203,13 @@ def interval_graph_count(store: GraphStore) -> dict[str, int]:
     return counts
 
 
-__all__ = ["CommitInfo", "TripleSpan", "diff", "history", "layout", "log", "resolve_revision", "state"]
+__all__ = [
+    "CommitInfo",
+    "TripleSpan",
+    "diff",
+    "history",
+    "layout",
+    "log",
+    "resolve_revision",
+    "state",
+]

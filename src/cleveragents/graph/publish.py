@@ -27,9 +27,7 @@ from cleveragents.terms import CA, XSD
 
 def publish(store: GraphStore, rev: int) -> None:
     head_literal = _integer(rev)
-    store.raw.update(
-        f"INSERT DATA {{ GRAPH {layout.META} {{ {layout.STORE_NODE} {PUBLISHING} {head_literal} }} }}"
-    )
+    store.raw.update(f"INSERT DATA {{ GRAPH {layout.META} {{ {layout.STORE_NODE} {PUBLISHING} {head_literal} }} }}")
     finish_publication(store, rev)
 
 

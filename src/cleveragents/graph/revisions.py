@@ -51,7 +51,9 @@ def derive_revisions(
     live = [g for g, iv in store.interval_graphs().items() if iv.is_open and iv.start <= store.head]
     touched = _touched_by_additions(raw, added_g, [*live, added_g, inferred_g])
     removed_subjects = {
-        q.subject for q in removals.values() if layout.parse_graph(q.graph_name).family == "iv"  # type: ignore[union-attr]
+        q.subject
+        for q in removals.values()
+        if layout.parse_graph(q.graph_name).family == "iv"  # type: ignore[union-attr]
     }
     touched |= {s for s in removed_subjects - touched if _is_unit(store, s)}
     if not touched:

@@ -18,6 +18,7 @@ from cleveragents.terms import RDFS_SUBCLASSOF, RDFS_SUBPROPERTYOF
 SUBCLASS = ox.NamedNode(RDFS_SUBCLASSOF)
 SUBPROPERTY = ox.NamedNode(RDFS_SUBPROPERTYOF)
 
+
 @dataclass
 class TBox:
     """Strict super-classes and super-properties of every term that has any."""

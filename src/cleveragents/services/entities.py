@@ -27,11 +27,13 @@ def now_literal() -> ox.Literal:
 
 
 def find(store: GraphStore, cls: str, ref: str, *, kind: str) -> ox.NamedNode:
-    """The current entity of class ``cls`` named ``ref``, or with that ULID or IRI."""
+    """The current entity of class ``cls`` named ``ref`` (a bare name means ``local/ref``,
+    as when it was created), or with that ULID or IRI."""
     literal = ox.Literal(ref)
+    names = ", ".join(str(ox.Literal(n)) for n in {ref, f"local/{ref}" if "/" not in ref else ref})
     query = (
         f"SELECT ?e WHERE {{ ?e a <{CA}{cls}> ; ca:name ?n . "
-        f"FILTER(?n = {literal} || STRENDS(STR(?e), CONCAT('/', {literal})) || STR(?e) = {literal}) }}"
+        f"FILTER(?n IN ({names}) || STRENDS(STR(?e), CONCAT('/', {literal})) || STR(?e) = {literal}) }}"
     )
     for row in store.query(query):
         return row["e"]

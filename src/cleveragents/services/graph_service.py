@@ -49,12 +49,23 @@ def update(ws: Workspace, text: str, *, message: str = "", agent: str = "clevera
                 raise ValidationError(f"in SPARQL update: {exc.message}") from None
             (remove if kind == "delete" else add).update((t.subject, t.predicate, t.object) for t in triples)
         return session.commit(
-            CommitRequest(add=add, remove=remove, message=message or "graph update", cause="sparql-update", agent=agent)
+            CommitRequest(
+                add=add,
+                remove=remove,
+                message=message or "graph update",
+                cause="sparql-update",
+                agent=agent,
+            )
         )
 
 
 def import_file(
-    ws: Workspace, path: Path, *, fmt: str | None = None, message: str = "", agent: str = "cleveragents"
+    ws: Workspace,
+    path: Path,
+    *,
+    fmt: str | None = None,
+    message: str = "",
+    agent: str = "cleveragents",
 ) -> CommitResult:
     """Load an RDF file as one validated commit (triples only; graph names are ignored)."""
     rdf_format = _format_for(path, fmt)
@@ -63,7 +74,9 @@ def import_file(
     except OSError as exc:
         raise NotFoundError(f"cannot read {path}: {exc.strerror}") from None
     try:
-        triples = [(q.subject, q.predicate, q.object) for q in ox.parse(data, rdf_format, base_iri=path.resolve().as_uri())]
+        triples = [
+            (q.subject, q.predicate, q.object) for q in ox.parse(data, rdf_format, base_iri=path.resolve().as_uri())
+        ]
     except SyntaxError as exc:
         raise syntax_error(exc, f"{rdf_format.name} in {path}") from None
     with ws.writer() as session:
@@ -75,7 +88,10 @@ def import_file(
 def _format_for(path: Path, fmt: str | None) -> ox.RdfFormat:
     key = (fmt or path.suffix.lstrip(".")).lower()
     if key not in RDF_FORMATS:
-        raise ValidationError(f"unknown RDF format '{key}' for {path}", suggestions=[f"--format {k}" for k in ("ttl", "nt", "nq", "trig")])
+        raise ValidationError(
+            f"unknown RDF format '{key}' for {path}",
+            suggestions=[f"--format {k}" for k in ("ttl", "nt", "nq", "trig")],
+        )
     return RDF_FORMATS[key]
 
 
@@ -84,7 +100,10 @@ def export(ws: Workspace, out: Any, *, fmt: str = "nq", as_of: str | None = None
     dump of every graph (history included); otherwise the state at one revision."""
     rdf_format = RDF_FORMATS.get(fmt)
     if rdf_format is None:
-        raise ValidationError(f"unknown export format '{fmt}'", suggestions=["--format nq", "--format trig", "--format ttl"])
+        raise ValidationError(
+            f"unknown export format '{fmt}'",
+            suggestions=["--format nq", "--format trig", "--format ttl"],
+        )
     with ws.reader() as store:
         if as_of is None and rdf_format in (ox.RdfFormat.N_QUADS, ox.RdfFormat.TRIG):
             quads = [q for q in store.raw.quads_for_pattern(None, None, None, None) if _exportable(q)]
@@ -96,7 +115,12 @@ def export(ws: Workspace, out: Any, *, fmt: str = "nq", as_of: str | None = None
         if rdf_format in (ox.RdfFormat.N_QUADS, ox.RdfFormat.TRIG):
             ox.serialize([ox.Quad(*t) for t in triples], out, rdf_format)
         else:
-            ox.serialize(body, out, rdf_format, prefixes=PREFIXES if rdf_format == ox.RdfFormat.TURTLE else None)
+            ox.serialize(
+                body,
+                out,
+                rdf_format,
+                prefixes=PREFIXES if rdf_format == ox.RdfFormat.TURTLE else None,
+            )
         return len(triples)
 
 
@@ -155,14 +179,20 @@ def log(ws: Workspace, limit: int | None = None) -> list[hist.CommitInfo]:
         return hist.log(store, limit=limit)
 
 
-def diff(ws: Workspace, old: str, new: str, *, inferred: bool = False) -> tuple[int, int, set[tuple], set[tuple]]:
+def diff(
+    ws: Workspace, old: str, new: str, *, inferred: bool = False, bookkeeping: bool = True
+) -> tuple[int, int, set[tuple], set[tuple]]:
+    """Triples added and removed from ``old`` to ``new``; ``bookkeeping=False`` leaves out
+    commit records and revision metadata."""
     with ws.reader() as store:
         a, b = hist.resolve_revision(store, old), hist.resolve_revision(store, new)
-        added, removed = hist.diff(store, a, b, inferred=inferred)
+        added, removed = hist.diff(store, a, b, inferred=inferred, bookkeeping=bookkeeping)
         return a, b, added, removed
 
 
-def node_history(ws: Workspace, iri: str, *, incoming: bool = False) -> tuple[list[hist.TripleSpan], dict[int, hist.CommitInfo]]:
+def node_history(
+    ws: Workspace, iri: str, *, incoming: bool = False
+) -> tuple[list[hist.TripleSpan], dict[int, hist.CommitInfo]]:
     node = parse_iri(iri)
     with ws.reader() as store:
         hist.require_known(store, node)
@@ -209,4 +239,3 @@ def commit_summary(result: CommitResult) -> dict[str, Any]:
         "inferred_removed": result.inferred_removed,
         "changed": not result.empty,
     }
-

@@ -7,6 +7,8 @@ A header is a block of comment lines at the top of the file:
     # param: node iri The node to blame
 
 Parameters are bound with SPARQL substitution (SEP-0007), never pasted into text.
+A SELECT must project its parameters: Oxigraph's substitution keeps them bound in the
+results and refuses a variable that is not in the projection.
 """
 
 from __future__ import annotations
@@ -94,10 +96,14 @@ def bind(query: NamedQuery, raw: dict[str, str]) -> dict[str, Any]:
     declared = {p.name: p for p in query.params}
     unknown = sorted(set(raw) - set(declared))
     if unknown:
-        raise ValidationError(f"query '{query.name}' has no parameter {', '.join(unknown)}; it takes: {', '.join(declared) or 'none'}")
+        raise ValidationError(
+            f"query '{query.name}' has no parameter {', '.join(unknown)}; it takes: {', '.join(declared) or 'none'}"
+        )
     missing = [n for n in declared if n not in raw]
     if missing:
-        raise ValidationError(f"query '{query.name}' needs --param {missing[0]}=VALUE ({declared[missing[0]].description})")
+        raise ValidationError(
+            f"query '{query.name}' needs --param {missing[0]}=VALUE ({declared[missing[0]].description})"
+        )
     return {name: _term(declared[name], value) for name, value in raw.items()}
 
 
@@ -108,11 +114,23 @@ def _term(param: Param, value: str) -> Any:
         return parse_iri(value)
     if param.type == "string":
         return ox.Literal(value)
-    kinds = {"integer": "integer", "decimal": "decimal", "boolean": "boolean", "datetime": "dateTime"}
-    checks = {"integer": int, "decimal": float, "boolean": lambda v: {"true": 1, "false": 0}[v.lower()]}
+    kinds = {
+        "integer": "integer",
+        "decimal": "decimal",
+        "boolean": "boolean",
+        "datetime": "dateTime",
+    }
+    checks = {
+        "integer": int,
+        "decimal": float,
+        "boolean": lambda v: {"true": 1, "false": 0}[v.lower()],
+    }
     try:
         if param.type in checks:
             checks[param.type](value)
     except (ValueError, KeyError):
         raise ValidationError(f"parameter '{param.name}' must be {param.type}, got '{value}'") from None
-    return ox.Literal(value.lower() if param.type == "boolean" else value, datatype=ox.NamedNode(XSD + kinds[param.type]))
+    return ox.Literal(
+        value.lower() if param.type == "boolean" else value,
+        datatype=ox.NamedNode(XSD + kinds[param.type]),
+    )

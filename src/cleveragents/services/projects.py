@@ -16,6 +16,8 @@ from cleveragents.terms import CA
 
 PROJECT = ox.NamedNode(CA + "Project")
 LINKS = ox.NamedNode(CA + "linksResource")
+# ca:description is what the ontology declares and cas:ProjectShape checks.
+DESCRIPTION = ox.NamedNode(CA + "description")
 
 
 @dataclass(frozen=True)
@@ -24,12 +26,15 @@ class ProjectInfo:
     name: str
     created: str
     resources: tuple[str, ...]
+    description: str = ""
 
     def as_dict(self) -> dict[str, object]:
         return {**self.__dict__, "resources": list(self.resources)}
 
 
-def create(ws: Workspace, name: str, *, description: str | None = None) -> tuple[ProjectInfo, CommitResult]:
+def create(
+    ws: Workspace, name: str, *, description: str | None = None, agent: str = "cleveragents"
+) -> tuple[ProjectInfo, CommitResult]:
     full = parse_name(name, kind="project name")
     node, ulid = entities.new_iri("project")
     with ws.writer() as session:
@@ -42,12 +47,16 @@ def create(ws: Workspace, name: str, *, description: str | None = None) -> tuple
             (node, entities.CREATED, entities.now_literal()),
         ]
         if description:
-            triples.append((node, ox.NamedNode("http://purl.org/dc/terms/description"), ox.Literal(description)))
-        result = session.commit(CommitRequest(add=triples, message=f"project create {full}", cause="project-create"))
+            triples.append((node, DESCRIPTION, ox.Literal(description)))
+        result = session.commit(
+            CommitRequest(add=triples, message=f"project create {full}", cause="project-create", agent=agent)
+        )
         return describe(session.store, node), result
 
 
-def link(ws: Workspace, project: str, resource: str, *, unlink: bool = False) -> tuple[ProjectInfo, CommitResult]:
+def link(
+    ws: Workspace, project: str, resource: str, *, unlink: bool = False, agent: str = "cleveragents"
+) -> tuple[ProjectInfo, CommitResult]:
     with ws.writer() as session:
         store = session.store
         pnode = entities.find(store, "Project", project, kind="project")
@@ -55,7 +64,11 @@ def link(ws: Workspace, project: str, resource: str, *, unlink: bool = False) ->
         edge = [(pnode, LINKS, rnode)]
         verb = "unlink-resource" if unlink else "link-resource"
         request = CommitRequest(
-            remove=edge if unlink else (), add=() if unlink else edge, message=f"project {verb} {project} {resource}", cause=f"project-{verb}"
+            remove=edge if unlink else (),
+            add=() if unlink else edge,
+            message=f"project {verb} {project} {resource}",
+            cause=f"project-{verb}",
+            agent=agent,
         )
         result = session.commit(request)
         return describe(store, pnode), result
@@ -72,11 +85,18 @@ def show(ws: Workspace, ref: str) -> ProjectInfo:
         return describe(store, entities.find(store, "Project", ref, kind="project"))
 
 
-def delete(ws: Workspace, ref: str) -> tuple[ProjectInfo, CommitResult]:
+def delete(ws: Workspace, ref: str, *, agent: str = "cleveragents") -> tuple[ProjectInfo, CommitResult]:
     with ws.writer() as session:
         node = entities.find(session.store, "Project", ref, kind="project")
         info = describe(session.store, node)
-        result = session.commit(CommitRequest(retract_subjects=[node], message=f"project delete {info.name}", cause="project-delete"))
+        result = session.commit(
+            CommitRequest(
+                retract_subjects=[node],
+                message=f"project delete {info.name}",
+                cause="project-delete",
+                agent=agent,
+            )
+        )
         return info, result
 
 
@@ -90,4 +110,5 @@ def describe(store: GraphStore, node: ox.NamedNode) -> ProjectInfo:
         name=entities.single(props, CA + "name") or "",
         created=entities.single(props, CA + "createdAt") or "",
         resources=tuple(names),
+        description=entities.single(props, DESCRIPTION.value) or "",
     )

@@ -82,7 +82,10 @@ def run_with_timeout(
         if not parent.poll(timeout):
             raise QueryTimeoutError(
                 f"query cancelled after {timeout:g} s",
-                suggestions=["add LIMIT or narrow the patterns", "raise it: --timeout or 'agents config set query.timeout N'"],
+                suggestions=[
+                    "add LIMIT or narrow the patterns",
+                    "raise it: --timeout or 'agents config set query.timeout N'",
+                ],
             )
         payload = parent.recv_bytes()
     except EOFError:

@@ -40,9 +40,18 @@ class ResourceInfo:
         return {**self.__dict__, "projects": list(self.projects)}
 
 
-def add(ws: Workspace, path: Path, *, type_name: str, name: str | None = None) -> tuple[ResourceInfo, CommitResult]:
+def add(
+    ws: Workspace,
+    path: Path,
+    *,
+    type_name: str,
+    name: str | None = None,
+    agent: str = "cleveragents",
+) -> tuple[ResourceInfo, CommitResult]:
     if type_name not in USER_ADDABLE:
-        raise ValidationError(f"resource type '{type_name}' cannot be added by hand; use one of: {', '.join(USER_ADDABLE)}")
+        raise ValidationError(
+            f"resource type '{type_name}' cannot be added by hand; use one of: {', '.join(USER_ADDABLE)}"
+        )
     location = path.expanduser().resolve()
     if not location.is_dir():
         raise NotFoundError(f"{path} is not a directory")
@@ -62,7 +71,9 @@ def add(ws: Workspace, path: Path, *, type_name: str, name: str | None = None) -
             (node, ox.NamedNode(CA + "contentHash"), ox.Literal(digest)),
             (node, entities.CREATED, created),
         ]
-        result = session.commit(CommitRequest(add=triples, message=f"resource add {full_name}", cause="resource-add"))
+        result = session.commit(
+            CommitRequest(add=triples, message=f"resource add {full_name}", cause="resource-add", agent=agent)
+        )
         return describe(session.store, node), result
 
 
@@ -77,14 +88,23 @@ def show(ws: Workspace, ref: str) -> ResourceInfo:
         return describe(store, entities.find(store, "Resource", ref, kind="resource"))
 
 
-def remove(ws: Workspace, ref: str) -> tuple[ResourceInfo, CommitResult]:
+def remove(ws: Workspace, ref: str, *, agent: str = "cleveragents") -> tuple[ResourceInfo, CommitResult]:
     """Retract the resource and its project links (history keeps them)."""
     with ws.writer() as session:
         node = entities.find(session.store, "Resource", ref, kind="resource")
         info = describe(session.store, node)
-        links = [(q.subject, q.predicate, q.object) for q in session.store.live_quads(None, ox.NamedNode(CA + "linksResource"), node)]
+        links = [
+            (q.subject, q.predicate, q.object)
+            for q in session.store.live_quads(None, ox.NamedNode(CA + "linksResource"), node)
+        ]
         result = session.commit(
-            CommitRequest(remove=links, retract_subjects=[node], message=f"resource remove {info.name}", cause="resource-remove")
+            CommitRequest(
+                remove=links,
+                retract_subjects=[node],
+                message=f"resource remove {info.name}",
+                cause="resource-remove",
+                agent=agent,
+            )
         )
         return info, result
 
@@ -93,10 +113,7 @@ def describe(store: GraphStore, node: ox.NamedNode) -> ResourceInfo:
     props = entities.properties(store, node)
     rtype = entities.single(props, CA + "resourceType") or ""
     projects = tuple(
-        sorted(
-            row["n"].value
-            for row in store.query(f"SELECT ?n WHERE {{ ?p ca:linksResource {node} ; ca:name ?n }}")
-        )
+        sorted(row["n"].value for row in store.query(f"SELECT ?n WHERE {{ ?p ca:linksResource {node} ; ca:name ?n }}"))
     )
     return ResourceInfo(
         iri=node.value,
@@ -133,6 +150,7 @@ def directory_hash(root: Path) -> str:
 
 def git_tree_hash(root: Path) -> str:
     """The checkout's HEAD tree id, marked dirty when the work tree has changes."""
+
     def git(*args: str) -> str:
         done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=False)
         if done.returncode != 0:

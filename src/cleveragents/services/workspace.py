@@ -15,7 +15,7 @@ import pyoxigraph as ox
 from cleveragents.errors import ConfigurationError, DatabaseError
 from cleveragents.graph import layout
 from cleveragents.graph.commit import CommitEngine, CommitRequest, CommitResult
-from cleveragents.graph.store import GraphStore, syntax_error
+from cleveragents.graph.store import GraphStore
 from cleveragents.graph.tbox import TBox, rebuild_closure
 from cleveragents.tbox.modules import load_ontology, load_shapes
 
@@ -81,7 +81,8 @@ class Workspace:
     def require(self) -> None:
         if not self.exists():
             raise DatabaseError(
-                f"no store in {self.data_dir}", suggestions=["agents init", "agents --data-dir DIR ..."]
+                f"no store in {self.data_dir}",
+                suggestions=["agents init", "agents --data-dir DIR ..."],
             )
 
     @contextmanager
@@ -113,7 +114,8 @@ def shapes_validator(raw: ox.Store) -> Any:
     from cleveragents.validation.compiler import compile_shapes
 
     body = ox.serialize(
-        [q.triple for q in raw.quads_for_pattern(None, None, None, layout.SHAPES)], format=ox.RdfFormat.N_TRIPLES
+        [q.triple for q in raw.quads_for_pattern(None, None, None, layout.SHAPES)],
+        format=ox.RdfFormat.N_TRIPLES,
     )
     key = hashlib.sha256(body).hexdigest()
     if key not in _compiled_shapes:
