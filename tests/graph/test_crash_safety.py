@@ -86,7 +86,7 @@ def test_a_publication_interrupted_midway_is_rolled_forward(tmp_path: Path) -> N
     open_g, closed_g = layout.interval_graph("iv", 1), layout.interval_graph("iv", 1, 2)
     store.raw.add(ox.Quad(ex("a"), CALLS, ex("b"), closed_g))
     store.raw.update(
-        f'INSERT DATA {{ GRAPH {layout.META} {{ {layout.STORE_NODE} {PUBLISHING} "2"^^<http://www.w3.org/2001/XMLSchema#integer> }} }}'
+        f"INSERT DATA {{ GRAPH {layout.META} {{ {layout.STORE_NODE} {PUBLISHING} 2 }} }}"
     )
     store.close()
     reopened = GraphStore.open(path)
