@@ -23,7 +23,7 @@ from cleveragents.output import OutputSession, available_formats
 from cleveragents.output.failures import exit_code_for, is_cancellation, mark_rendered, was_rendered
 from cleveragents.output.human import CANCELLED_MESSAGE
 
-from . import config_cmd, graph_cmd, init_cmd, project_cmd, query_cmd, resource_cmd
+from . import config_cmd, graph_cmd, init_cmd, ontology_cmd, project_cmd, query_cmd, resource_cmd
 from .context import AppContext
 
 # Recent typer vendors click as typer._click; older typer depends on click itself.
@@ -116,7 +116,7 @@ def build_app() -> typer.Typer:
     app.add_typer(resource_cmd.app, name="resource")
     app.add_typer(graph_cmd.app, name="graph")
     app.add_typer(query_cmd.app, name="query")
-    # app.add_typer(ontology_cmd.app, name="ontology")
+    app.add_typer(ontology_cmd.app, name="ontology")
     return app
 
 

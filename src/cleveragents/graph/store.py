@@ -242,7 +242,7 @@ def syntax_error(exc: SyntaxError, what: str) -> QuerySyntaxError:
     text = str(exc)
     line = column = None
     # Oxigraph reports positions as "at L:C" (1-based).
-    match = re.search(r"line (\d+) column (\d+)", text) or re.search(r"\b(\d+):(\d+)\b", text)
+    match = re.search(r"line (\d+) (?:column|between columns) (\d+)", text) or re.search(r"\b(\d+):(\d+)\b", text)
     if match:
         line, column = int(match.group(1)), int(match.group(2))
     where = f" at line {line}, column {column}" if line else ""

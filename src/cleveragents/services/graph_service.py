@@ -90,7 +90,7 @@ def _format_for(path: Path, fmt: str | None) -> ox.RdfFormat:
     if key not in RDF_FORMATS:
         raise ValidationError(
             f"unknown RDF format '{key}' for {path}",
-            suggestions=[f"--format {k}" for k in ("ttl", "nt", "nq", "trig")],
+            suggestions=[f"--rdf-format {k}" for k in ("ttl", "nt", "nq", "trig")],
         )
     return RDF_FORMATS[key]
 

@@ -1,0 +1,594 @@
+"""``agents graph``: SPARQL query and update, validation, import/export and history.
+
+Terms are shown compactly (``uko-code:Module``) in human formats, as full N-Triples
+(``<https://...>``, ``"42"^^<...#integer>``) in json/yaml, and as plain values (full IRIs,
+lexical forms) in csv and tsv, as the SPARQL 1.1 CSV result format does.
+
+The helpers at the top (workspace, commit and violation rendering, query results) are
+shared by the other store commands (init, query, resource, project).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import pyoxigraph as ox
+import typer
+
+from cleveragents.errors import NotFoundError, ShapeViolationError, UsageError
+from cleveragents.graph.commit import CommitResult
+from cleveragents.output import ColumnDef, OutputSession, available_formats
+from cleveragents.services import graph_service
+from cleveragents.services.query_runner import QueryOutcome
+from cleveragents.services.workspace import Workspace
+from cleveragents.terms import PREFIXES, compact
+
+from .context import AppContext, get_context
+
+app = typer.Typer(
+    help="Query, update, validate, import and export the graph; read its history.",
+    no_args_is_help=True,
+)
+
+STRUCTURED = ("json", "yaml")
+TURTLE = "turtle"
+
+# --- shared helpers ---------------------------------------------------------------------
+
+
+def workspace(app_ctx: AppContext) -> Workspace:
+    """The data dir's workspace, validating commits unless store.validate_on_commit is off."""
+    validate = bool(app_ctx.config.value("store.validate_on_commit"))
+    return Workspace(app_ctx.data_dir, validate_on_commit=validate)
+
+
+def agent_name(app_ctx: AppContext) -> str:
+    """The commit agent: config user.name."""
+    return str(app_ctx.config.value("user.name") or "cleveragents")
+
+
+def term_mode(fmt: str) -> str:
+    """How terms are written for an output format: nt, value or compact."""
+    if fmt in STRUCTURED:
+        return "nt"
+    return "value" if fmt in ("csv", "tsv") else "compact"
+
+
+def term_text(term: Any, mode: str = "compact") -> str | None:
+    """One RDF term as text (None stays None, for unbound variables)."""
+    if term is None:
+        return None
+    if mode == "nt":
+        return str(term)
+    if isinstance(term, ox.NamedNode):
+        return compact(term.value) if mode == "compact" else term.value
+    if isinstance(term, ox.BlankNode):
+        return f"_:{term.value}"
+    if isinstance(term, ox.Literal):
+        if mode == "compact" and term.language:
+            return f'"{term.value}"@{term.language}'
+        return term.value
+    if isinstance(term, ox.Triple):
+        parts = (term_text(t, mode) for t in (term.subject, term.predicate, term.object))
+        return "<< " + " ".join(p or "" for p in parts) + " >>"
+    return str(term)
+
+
+def is_structured(app_ctx: AppContext) -> bool:
+    return (app_ctx.format or "") in STRUCTURED
+
+
+def record(
+    out: OutputSession,
+    app_ctx: AppContext,
+    title: str,
+    key: str,
+    fields: Sequence[tuple[str, str, Any]],
+) -> None:
+    """A record: ``{name: value}`` under ``key`` in json/yaml, a panel of labels otherwise."""
+    if is_structured(app_ctx):
+        out.data(key, {name: value for name, _, value in fields})
+    else:
+        out.panel(title, {label: value for _, label, value in fields}, key=key)
+
+
+def render_commit(out: OutputSession, result: CommitResult, what: str) -> None:
+    """The commit's revision and counts (``data.commit`` in json)."""
+    summary = graph_service.commit_summary(result)
+    out.data("commit", summary, hidden=True)
+    if result.empty:
+        out.status(f"No change: {what} left the graph as it was (revision {result.revision})")
+        return
+    inferred = ""
+    if result.inferred_added or result.inferred_removed:
+        inferred = f"; inferred +{result.inferred_added} -{result.inferred_removed}"
+    out.status(
+        f"Committed revision {result.revision} ({what}): +{result.added} -{result.removed} triples{inferred}",
+        "ok",
+    )
+
+
+def _field(item: Any, name: str) -> Any:
+    if isinstance(item, Mapping):
+        return item.get(name)
+    return getattr(item, name, None)
+
+
+def _shown(value: Any) -> Any:
+    if isinstance(value, ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple):
+        return term_text(value)
+    if isinstance(value, str) and value.startswith(("http://", "https://")):
+        return compact(value)
+    return value
+
+
+def is_violation(result: Any) -> bool:
+    """True for sh:Violation (the default severity); False for warnings and info."""
+    severity = str(_field(result, "severity") or "Violation").lower()
+    return "warning" not in severity and "info" not in severity
+
+
+def _violation_columns(show_severity: bool) -> list[ColumnDef]:
+    return [
+        ColumnDef("focus_node", "Focus node"),
+        ColumnDef("result_path", "Path"),
+        ColumnDef("constraint", "Constraint"),
+        ColumnDef("severity", "Severity", hidden=not show_severity),
+        ColumnDef("message", "Message"),
+        ColumnDef("value", "Value"),
+        ColumnDef("shape", hidden=True),
+    ]
+
+
+def violations_table(
+    out: OutputSession, app_ctx: AppContext, violations: Iterable[Any], *, show_severity: bool = False
+) -> None:
+    """SHACL report rows: a readable table on screen, ``data.violations`` in json."""
+    if is_structured(app_ctx):
+        rows = [v.to_dict() if hasattr(v, "to_dict") else dict(v) for v in violations]
+        out.data("violations", rows)
+        return
+    columns = _violation_columns(show_severity)
+    rows = [{c.name: _shown(_field(v, c.name)) for c in columns} for v in violations]
+    out.table("SHACL report", columns, rows=rows, key="violations")
+
+
+@contextmanager
+def reporting_violations(out: OutputSession, app_ctx: AppContext) -> Iterator[None]:
+    """Show the report of a rejected commit before its error line."""
+    try:
+        yield
+    except ShapeViolationError as exc:
+        violations_table(out, app_ctx, exc.violations)
+        raise
+
+
+def read_text(text: str | None, file: Path | None, what: str, flag: str = "-f FILE") -> str:
+    """The text given inline or in a file (``-`` reads stdin); exactly one is required."""
+    if (text is None) == (file is None):
+        raise UsageError(f"give the {what} either inline or with {flag}, not both or neither")
+    if file is None:
+        return text or ""
+    if str(file) == "-":
+        return sys.stdin.read()
+    try:
+        return file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise NotFoundError(f"cannot read {file}: {exc.strerror}") from None
+
+
+def use_format(app_ctx: AppContext, requested: str | None) -> bool:
+    """Apply a command's own ``--format`` (which may be ``turtle``); True for turtle."""
+    if requested is None:
+        return False
+    name = requested.strip().lower()
+    if name == TURTLE:
+        app_ctx.format = "plain"
+        return True
+    if name not in available_formats():
+        choices = ", ".join([*available_formats(), TURTLE])
+        raise UsageError(f"unknown --format '{requested}'; choose from {choices}")
+    app_ctx.format = name
+    return False
+
+
+def _used_prefixes(terms: Iterable[str]) -> dict[str, str]:
+    iris = set(terms)
+    return {p: base for p, base in PREFIXES.items() if any(i.startswith(base) for i in iris)}
+
+
+def turtle(triples: Sequence[ox.Triple]) -> str:
+    """Triples as Turtle with the known prefixes they use."""
+    terms = [t for tr in triples for t in tr]
+    iris = [t.value for t in terms if isinstance(t, ox.NamedNode)]
+    iris += [t.datatype.value for t in terms if isinstance(t, ox.Literal)]
+    body = ox.serialize(triples, format=ox.RdfFormat.TURTLE, prefixes=_used_prefixes(iris))
+    return (body or b"").decode("utf-8")
+
+
+def _triple_key(triple: Any) -> tuple[str, str, str]:
+    s, p, o = triple
+    return str(s), str(p), str(o)
+
+
+_HAS_LIMIT = re.compile(r"\bLIMIT\s+\d+", re.IGNORECASE)
+
+
+def render_outcome(
+    out: OutputSession,
+    app_ctx: AppContext,
+    outcome: QueryOutcome,
+    *,
+    as_turtle: bool = False,
+    query_text: str = "",
+    bound: Iterable[str] = (),
+) -> None:
+    """Render a query's answer in the session's format (see the module docstring).
+    ``bound`` names parameters bound by substitution: constant columns, hidden on screen."""
+    fmt = app_ctx.format or "plain"
+    mode = term_mode(fmt)
+    out.data("form", outcome.form, hidden=True)
+    out.data("revision", outcome.revision, hidden=True)
+    if outcome.form != "graph" and as_turtle:
+        raise UsageError("--format turtle applies to CONSTRUCT and DESCRIBE queries only")
+    if outcome.form == "select":
+        rows = outcome.rows
+        limit = int(app_ctx.config.value("query.default_limit") or 0)
+        truncated = bool(limit and len(rows) > limit and not _HAS_LIMIT.search(query_text))
+        if truncated:
+            rows = rows[:limit]
+        out.data("variables", outcome.variables, hidden=True)
+        constant = set(bound)
+        columns = [ColumnDef(v, hidden=v in constant) for v in outcome.variables]
+        shown = [{v: term_text(row.get(v), mode) for v in outcome.variables} for row in rows]
+        out.table(None, columns, rows=shown, key="results", empty_message="No results.")
+        if truncated:
+            out.status(
+                f"showing the first {limit} of {len(outcome.rows)} rows (query.default_limit); "
+                "add LIMIT to the query or raise the limit",
+                "warn",
+            )
+        out.status(f"{len(rows)} row(s) at revision {outcome.revision}")
+    elif outcome.form == "ask":
+        answer = bool(outcome.boolean)
+        if fmt in ("csv", "tsv"):
+            out.table(None, ["boolean"], rows=[{"boolean": answer}], key="boolean")
+        else:
+            out.data("boolean", answer, display="yes" if answer else "no")
+    else:
+        triples = sorted(outcome.triples, key=_triple_key)
+        if as_turtle or mode == "compact":
+            out.code(turtle(triples), "turtle", key="turtle")
+        else:
+            columns = [ColumnDef("subject"), ColumnDef("predicate"), ColumnDef("object")]
+            rows = [
+                {
+                    "subject": term_text(t.subject, mode),
+                    "predicate": term_text(t.predicate, mode),
+                    "object": term_text(t.object, mode),
+                }
+                for t in triples
+            ]
+            out.table(None, columns, rows=rows, key="triples")
+        if not as_turtle:
+            out.status(f"{len(triples)} triple(s) at revision {outcome.revision}")
+
+
+def timeout_of(app_ctx: AppContext, timeout: float | None) -> float:
+    return float(app_ctx.config.value("query.timeout")) if timeout is None else timeout
+
+
+# --- options shared by several commands -------------------------------------------------
+
+AsOf = Annotated[
+    str | None,
+    typer.Option("--as-of", help="Revision number, ISO timestamp or external id (e.g. git sha)."),
+]
+Timeout = Annotated[
+    float | None,
+    typer.Option("--timeout", help="Seconds before the query is cancelled (config query.timeout).", show_default=False),
+]
+QueryFormat = Annotated[
+    str | None,
+    typer.Option(
+        "--format",
+        help="table, json, csv, tsv, turtle (CONSTRUCT/DESCRIBE) or any output format; overrides the global --format.",
+        show_default=False,
+    ),
+]
+
+# --- commands ---------------------------------------------------------------------------
+
+
+@app.command("query")
+def query_cmd(
+    ctx: typer.Context,
+    sparql: Annotated[str | None, typer.Argument(help="SPARQL query text.", show_default=False)] = None,
+    file: Annotated[
+        Path | None, typer.Option("-f", "--file", help="Read the query from a .rq file ('-' = stdin).")
+    ] = None,
+    as_of: AsOf = None,
+    timeout: Timeout = None,
+    output_format: QueryFormat = None,
+) -> None:
+    """Run a SPARQL SELECT, ASK, CONSTRUCT or DESCRIBE over the current (or an earlier) state."""
+    app_ctx = get_context(ctx)
+    as_turtle = use_format(app_ctx, output_format)
+    with app_ctx.session("graph query") as out:
+        text = read_text(sparql, file, "query")
+        outcome = graph_service.query(workspace(app_ctx), text, as_of=as_of, timeout=timeout_of(app_ctx, timeout))
+        render_outcome(out, app_ctx, outcome, as_turtle=as_turtle, query_text=text)
+
+
+@app.command("update")
+def update_cmd(
+    ctx: typer.Context,
+    text: Annotated[str | None, typer.Argument(help="SPARQL Update text.", show_default=False)] = None,
+    file: Annotated[
+        Path | None, typer.Option("-f", "--file", help="Read the update from a .ru file ('-' = stdin).")
+    ] = None,
+    message: Annotated[str, typer.Option("-m", "--message", help="Commit message.")] = "",
+) -> None:
+    """Apply a SPARQL Update (INSERT/DELETE DATA, DELETE/INSERT WHERE) as one validated commit."""
+    app_ctx = get_context(ctx)
+    with app_ctx.session("graph update") as out, reporting_violations(out, app_ctx):
+        body = read_text(text, file, "update")
+        result = graph_service.update(workspace(app_ctx), body, message=message, agent=agent_name(app_ctx))
+        render_commit(out, result, "update")
+
+
+@app.command("validate")
+def validate_cmd(ctx: typer.Context) -> None:
+    """Audit the whole current state against the SHACL shapes (exit 1 on violations)."""
+    app_ctx = get_context(ctx)
+    with app_ctx.session("graph validate") as out:
+        results = graph_service.validate_all(workspace(app_ctx))
+        violations_table(out, app_ctx, results, show_severity=True)
+        errors = [r for r in results if is_violation(r)]
+        out.data("conforms", not errors, hidden=True)
+        if errors:
+            out.status(f"{len(errors)} SHACL violation(s)", "error")
+            out.exit_code = 1
+        elif results:
+            out.status(f"The graph conforms; {len(results)} warning(s)", "warn")
+        else:
+            out.status("The graph conforms to the shapes", "ok")
+
+
+@app.command("export")
+def export_cmd(
+    ctx: typer.Context,
+    rdf_format: Annotated[str, typer.Option("--format", help="nq, trig, ttl or nt.")] = "nq",
+    as_of: AsOf = None,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to FILE instead of stdout.")] = None,
+) -> None:
+    """Serialize the store to stdout or a file (binary safe).
+
+    nq/trig without --as-of keep every graph (history included); ttl/nt, or --as-of, give
+    the asserted state at one revision."""
+    app_ctx = get_context(ctx)
+    ws = workspace(app_ctx)
+    if output is not None:
+        with app_ctx.session("graph export") as out:
+            partial = output.with_name(output.name + ".part")  # FILE appears only when complete
+            try:
+                with partial.open("wb") as handle:
+                    count = graph_service.export(ws, handle, fmt=rdf_format, as_of=as_of)
+                partial.replace(output)
+            except OSError as exc:
+                raise NotFoundError(f"cannot write {output}: {exc.strerror}") from None
+            finally:
+                partial.unlink(missing_ok=True)
+            out.data("export", {"file": str(output), "format": rdf_format, "count": count}, hidden=True)
+            unit = "quads" if rdf_format in ("nq", "trig") and as_of is None else "triples"
+            out.status(f"Exported {count} {unit} to {output}", "ok")
+        return
+    # RDF goes to stdout, so the session (errors, json envelope) writes to stderr.
+    app_ctx.command = "graph export"
+    with OutputSession("graph export", app_ctx.format or "plain", stdout=sys.stderr):
+        sys.stdout.flush()
+        sink = getattr(sys.stdout, "buffer", None)
+        if sink is None:  # a text-only stream (embedding, some test runners)
+            buffer = io.BytesIO()
+            graph_service.export(ws, buffer, fmt=rdf_format, as_of=as_of)
+            sys.stdout.write(buffer.getvalue().decode("utf-8"))
+        else:
+            graph_service.export(ws, sink, fmt=rdf_format, as_of=as_of)
+            sink.flush()
+
+
+@app.command("import")
+def import_cmd(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(help="RDF file (ttl, nt, nq, trig, rdf, jsonld, n3).")],
+    rdf_format: Annotated[
+        str | None, typer.Option("--rdf-format", help="Override the format the file extension implies.")
+    ] = None,
+    message: Annotated[str, typer.Option("-m", "--message", help="Commit message.")] = "",
+) -> None:
+    """Load an RDF file as one validated commit (graph names in the file are ignored)."""
+    app_ctx = get_context(ctx)
+    with app_ctx.session("graph import") as out, reporting_violations(out, app_ctx):
+        result = graph_service.import_file(
+            workspace(app_ctx), file, fmt=rdf_format, message=message, agent=agent_name(app_ctx)
+        )
+        render_commit(out, result, f"import {file.name}")
+
+
+@app.command("stats")
+def stats_cmd(ctx: typer.Context) -> None:
+    """Triple counts (asserted, inferred, historical), graphs, ontology, shapes, disk use."""
+    app_ctx = get_context(ctx)
+    with app_ctx.session("graph stats") as out:
+        s = graph_service.stats(workspace(app_ctx))
+        record(
+            out,
+            app_ctx,
+            "Graph statistics",
+            "stats",
+            [
+                ("head", "Head revision", s.head),
+                ("asserted", "Asserted triples", s.asserted),
+                ("inferred", "Inferred triples", s.inferred),
+                ("historical", "Historical triples", s.historical),
+                ("graphs", "Interval graphs", s.graphs),
+                ("ontology", "Ontology triples", s.ontology),
+                ("shapes", "Shape triples", s.shapes),
+                ("disk_bytes", "Disk bytes", s.disk_bytes),
+            ],
+        )
+
+
+LOG_COLUMNS = [
+    ColumnDef("revision", "Rev", alignment="right"),
+    ColumnDef("time", "Time"),
+    ColumnDef("agent", "Agent"),
+    ColumnDef("cause", "Cause"),
+    ColumnDef("message", "Message"),
+    ColumnDef("added", "Added", alignment="right"),
+    ColumnDef("removed", "Removed", alignment="right"),
+    ColumnDef("external_id", hidden=True),
+    ColumnDef("commit", hidden=True),
+]
+
+
+@app.command("log")
+def log_cmd(
+    ctx: typer.Context,
+    limit: Annotated[int | None, typer.Option("--limit", "-n", min=1, help="Newest N commits only.")] = None,
+) -> None:
+    """The commit log, newest first."""
+    app_ctx = get_context(ctx)
+    with app_ctx.session("graph log") as out:
+        commits = graph_service.log(workspace(app_ctx), limit)
+        rows = [{**c.__dict__, "commit": c.iri} for c in commits]
+        out.table("Commits", LOG_COLUMNS, rows=rows, key="commits", empty_message="No commits yet.")
+
+
+def _triple_row(triple: tuple, mode: str, **extra: Any) -> dict[str, Any]:
+    s, p, o = triple
+    return {**extra, "subject": term_text(s, mode), "predicate": term_text(p, mode), "object": term_text(o, mode)}
+
+
+@app.command("diff")
+def diff_cmd(
+    ctx: typer.Context,
+    old: Annotated[str, typer.Argument(help="Older revision (number, time or external id).")],
+    new: Annotated[str, typer.Argument(help="Newer revision.")],
+    inferred: Annotated[bool, typer.Option("--inferred", help="Include the inferred closure.")] = False,
+    bookkeeping: Annotated[bool, typer.Option("--all", help="Include commit records and revision metadata.")] = False,
+) -> None:
+    """Triples added and removed between two revisions."""
+    app_ctx = get_context(ctx)
+    mode = term_mode(app_ctx.format or "plain")
+    with app_ctx.session("graph diff") as out:
+        a, b, added, removed = graph_service.diff(
+            workspace(app_ctx), old, new, inferred=inferred, bookkeeping=bookkeeping
+        )
+        record(
+            out,
+            app_ctx,
+            f"Diff r{a} → r{b}",
+            "diff",
+            [
+                ("from", "From revision", a),
+                ("to", "To revision", b),
+                ("added", "Added", len(added)),
+                ("removed", "Removed", len(removed)),
+            ],
+        )
+        rows = [_triple_row(t, mode, change="+") for t in sorted(added, key=_triple_key)]
+        rows += [_triple_row(t, mode, change="-") for t in sorted(removed, key=_triple_key)]
+        columns = [
+            ColumnDef("change", "±"),
+            ColumnDef("subject", "Subject"),
+            ColumnDef("predicate", "Predicate"),
+            ColumnDef("object", "Object"),
+        ]
+        out.table("Changes", columns, rows=rows, key="changes", empty_message="No changes.")
+        out.status(f"r{a} → r{b}: {len(added)} added, {len(removed)} removed")
+
+
+@app.command("history")
+def history_cmd(
+    ctx: typer.Context,
+    iri: Annotated[str, typer.Argument(help="Node IRI: <...>, full, or prefixed (uko:...).")],
+    incoming: Annotated[bool, typer.Option("--incoming", help="Also triples with the node as object.")] = False,
+) -> None:
+    """Every triple the node ever had, with the revisions (and times) it was valid."""
+    app_ctx = get_context(ctx)
+    mode = term_mode(app_ctx.format or "plain")
+    with app_ctx.session("graph history") as out:
+        spans, commits = graph_service.node_history(workspace(app_ctx), iri, incoming=incoming)
+
+        def when(rev: int | None) -> str | None:
+            return commits[rev].time if rev in commits else None
+
+        rows = [
+            {
+                **_triple_row((s.subject, s.predicate, s.object), mode),
+                "from": s.start,
+                "from_time": when(s.start),
+                "until": s.end,
+                "until_time": when(s.end),
+                "inferred": s.inferred,
+            }
+            for s in spans
+        ]
+        columns = [
+            ColumnDef("subject", "Subject", hidden=not incoming),
+            ColumnDef("predicate", "Predicate"),
+            ColumnDef("object", "Object"),
+            ColumnDef("from", "From", alignment="right"),
+            ColumnDef("from_time", "From time"),
+            ColumnDef("until", "Until", alignment="right"),
+            ColumnDef("until_time", "Until time"),
+            ColumnDef("inferred", "Inferred"),
+        ]
+        out.table(f"History of {compact(graph_service.parse_iri(iri).value)}", columns, rows=rows, key="history")
+        out.status(f"{len(rows)} triple span(s); an empty 'until' means still current")
+
+
+@app.command("blame")
+def blame_cmd(
+    ctx: typer.Context,
+    iri: Annotated[str, typer.Argument(help="Node IRI: <...>, full, or prefixed (uko:...).")],
+    include_retracted: Annotated[bool, typer.Option("--all", help="Include retracted triples.")] = False,
+) -> None:
+    """For each triple of the node: the commit that asserted it (and retracted it)."""
+    app_ctx = get_context(ctx)
+    mode = term_mode(app_ctx.format or "plain")
+    with app_ctx.session("graph blame") as out:
+        lines = graph_service.blame(workspace(app_ctx), iri, include_retracted=include_retracted)
+        rows = []
+        for line in lines:
+            by, gone = line.asserted_by, line.retracted_by
+            rows.append(
+                {
+                    **_triple_row((line.span.subject, line.span.predicate, line.span.object), mode),
+                    "revision": line.span.start,
+                    "time": by.time if by else None,
+                    "agent": by.agent if by else None,
+                    "message": by.message if by else None,
+                    "retracted": line.span.end,
+                    "retracted_time": gone.time if gone else None,
+                }
+            )
+        columns = [
+            ColumnDef("subject", hidden=True),
+            ColumnDef("predicate", "Predicate"),
+            ColumnDef("object", "Object"),
+            ColumnDef("revision", "Rev", alignment="right"),
+            ColumnDef("time", "Time"),
+            ColumnDef("agent", "Agent"),
+            ColumnDef("message", "Message"),
+            ColumnDef("retracted", "Retracted", alignment="right", hidden=not include_retracted),
+            ColumnDef("retracted_time", "Retracted time", hidden=not include_retracted),
+        ]
+        out.table(f"Blame of {compact(graph_service.parse_iri(iri).value)}", columns, rows=rows, key="blame")
