@@ -73,15 +73,16 @@ def import_file(
         data = path.read_bytes()
     except OSError as exc:
         raise NotFoundError(f"cannot read {path}: {exc.strerror}") from None
-    try:
-        triples = [
-            (q.subject, q.predicate, q.object) for q in ox.parse(data, rdf_format, base_iri=path.resolve().as_uri())
-        ]
+    try:  # parsed and re-serialized inside Oxigraph: the commit loads N-Triples in bulk
+        quads = ox.parse(data, rdf_format, base_iri=path.resolve().as_uri())
+        ntriples = ox.serialize((q.triple for q in quads), format=ox.RdfFormat.N_TRIPLES) or b""
     except SyntaxError as exc:
         raise syntax_error(exc, f"{rdf_format.name} in {path}") from None
     with ws.writer() as session:
         return session.commit(
-            CommitRequest(add=triples, message=message or f"import {path.name}", cause="import", agent=agent)
+            CommitRequest(
+                add_ntriples=ntriples, message=message or f"import {path.name}", cause="import", agent=agent
+            )
         )
 
 
