@@ -78,6 +78,8 @@ class CommitResult:
     inferred_added: int = 0
     inferred_removed: int = 0
     timings: dict[str, float] = field(default_factory=dict)
+    # SHACL results below sh:Violation (warnings, infos): reported, not blocking.
+    warnings: list[Any] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -191,7 +193,7 @@ class CommitEngine:
         insert(raw, closed)
         clock.lap("stage")
 
-        self._validate(store, added_g, inferred_g, sorted({q.graph_name for q in closed}, key=str))
+        warnings = self._validate(store, added_g, inferred_g, sorted({q.graph_name for q in closed}, key=str))
         clock.lap("validate")
 
         publish(store, rev)
@@ -206,6 +208,7 @@ class CommitEngine:
             inferred_added=delta.added,
             inferred_removed=len(removals) - asserted_removed,
             timings=clock.laps,
+            warnings=warnings,
         )
 
     def _write_additions(self, request: CommitRequest, graph: ox.NamedNode) -> int:
@@ -249,22 +252,24 @@ class CommitEngine:
         added_g: ox.NamedNode,
         inferred_g: ox.NamedNode,
         removed_graphs: list[ox.NamedNode],
-    ) -> None:
+    ) -> list[Any]:
         """SHACL over the nodes the commit touches, on the state after it: the view plus
         the new graphs, minus the triples whose closed copies sit in ``removed_graphs``."""
         if self.validator is None:
-            return
+            return []
         violations = self.validator.validate(
             store.raw,
             default_graph=[*store.view().graphs, added_g, inferred_g],
             focus_graphs=[added_g, *removed_graphs],
             excluded_graphs=removed_graphs,
         )
-        if violations:
+        blocking = [v for v in violations if getattr(v, "is_violation", True)]
+        if blocking:
             raise ShapeViolationError(
-                f"commit rejected: {len(violations)} SHACL violation(s); nothing was written",
-                violations,
+                f"commit rejected: {len(blocking)} SHACL violation(s); nothing was written",
+                blocking,
             )
+        return [v for v in violations if not getattr(v, "is_violation", True)]
 
 
 def insert(raw: ox.Store, quads: list[ox.Quad]) -> None:
