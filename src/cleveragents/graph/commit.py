@@ -28,7 +28,7 @@ from typing import Any, Protocol
 import pyoxigraph as ox
 from ulid import ULID
 
-from cleveragents.errors import ShapeViolationError, ValidationError
+from cleveragents.errors import CleverAgentsError, ShapeViolationError, ValidationError
 from cleveragents.graph import layout
 from cleveragents.graph.inference import InferenceDelta, infer, rederive_all
 from cleveragents.graph.publish import publish
@@ -110,7 +110,12 @@ class CommitEngine:
             store.discard_unpublished()
             try:
                 return self._commit(request)
+            except CleverAgentsError as exc:
+                # Frames of a failed commit hold the Oxigraph handle; dropping them lets
+                # GraphStore.close() release the writer even while the error is kept.
+                raise exc.with_traceback(None) from None
             finally:
+                store.forget_graphs()  # the cache does not know the graphs this commit made
                 store.discard_unpublished()
 
     def rederive_inferences(self, *, message: str = "ontology changed", agent: str = "cleveragents") -> CommitResult:
@@ -193,7 +198,9 @@ class CommitEngine:
         insert(raw, closed)
         clock.lap("stage")
 
-        warnings = self._validate(store, added_g, inferred_g, sorted({q.graph_name for q in closed}, key=str))
+        warnings = self._validate(
+            store, added_g, inferred_g, sorted({q.graph_name for q in closed}, key=str), _referrers(store, removals)
+        )
         clock.lap("validate")
 
         publish(store, rev)
@@ -252,15 +259,18 @@ class CommitEngine:
         added_g: ox.NamedNode,
         inferred_g: ox.NamedNode,
         removed_graphs: list[ox.NamedNode],
+        referrers: set[ox.NamedNode],
     ) -> list[Any]:
         """SHACL over the nodes the commit touches, on the state after it: the view plus
-        the new graphs, minus the triples whose closed copies sit in ``removed_graphs``."""
+        the new graphs, minus the triples whose closed copies sit in ``removed_graphs``;
+        plus the ``referrers`` whose constraints may depend on what changed."""
         if self.validator is None:
             return []
         violations = self.validator.validate(
             store.raw,
             default_graph=[*store.view().graphs, added_g, inferred_g],
             focus_graphs=[added_g, *removed_graphs],
+            focus_nodes=referrers,
             excluded_graphs=removed_graphs,
         )
         blocking = [v for v in violations if getattr(v, "is_violation", True)]
@@ -270,6 +280,16 @@ class CommitEngine:
                 blocking,
             )
         return [v for v in violations if not getattr(v, "is_violation", True)]
+
+
+def _referrers(store: GraphStore, removals: dict[Triple, ox.Quad]) -> set[ox.NamedNode]:
+    """Nodes pointing at a node that loses a type: their sh:class constraints may break
+    although none of their own triples changed."""
+    retyped = {q.subject for q in removals.values() if q.predicate.value == RDF_TYPE}
+    out: set[ox.NamedNode] = set()
+    for node in retyped:
+        out.update(q.subject for q in store.live_quads(None, None, node) if isinstance(q.subject, ox.NamedNode))  # type: ignore[misc]
+    return out - retyped
 
 
 def insert(raw: ox.Store, quads: list[ox.Quad]) -> None:

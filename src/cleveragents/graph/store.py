@@ -80,12 +80,20 @@ class GraphStore:
         if not (path / "oxigraph").is_dir():
             raise DatabaseError(f"no store at {path}", suggestions=["agents init", "pass --data-dir"])
         deadline = time.monotonic() + wait
+        failures = 0
         while True:
             try:
                 opened = cls(path, ox.Store.read_only(str(path / "oxigraph")), writable=False)
-            except OSError as exc:
-                raise DatabaseError(f"cannot open the store at {path} read-only: {exc}") from None
-            if opened.publishing is None:
+                publishing = opened.publishing
+            except (OSError, RuntimeError) as exc:
+                # A read-only open is a snapshot of the files; a writer compacting at the
+                # same moment can delete one of them under it. A fresh open sees the new set.
+                failures += 1
+                if failures > 20:
+                    raise DatabaseError(f"cannot open the store at {path} read-only: {exc}") from None
+                time.sleep(0.05)
+                continue
+            if publishing is None:
                 return opened
             del opened
             try:

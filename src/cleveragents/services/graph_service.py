@@ -107,7 +107,7 @@ def export(ws: Workspace, out: Any, *, fmt: str = "nq", as_of: str | None = None
         )
     with ws.reader() as store:
         if as_of is None and rdf_format in (ox.RdfFormat.N_QUADS, ox.RdfFormat.TRIG):
-            quads = [q for q in store.raw.quads_for_pattern(None, None, None, None) if _exportable(q)]
+            quads = [q for q in store.raw.quads_for_pattern(None, None, None, None) if _exportable(q, store.head)]
             ox.serialize(quads, out, rdf_format)
             return len(quads)
         revision = hist.resolve_revision(store, as_of)
@@ -125,9 +125,10 @@ def export(ws: Workspace, out: Any, *, fmt: str = "nq", as_of: str | None = None
         return len(triples)
 
 
-def _exportable(quad: ox.Quad) -> bool:
+def _exportable(quad: ox.Quad, head: int) -> bool:
+    """Everything but graphs of a commit still in flight (or abandoned)."""
     iv = layout.parse_graph(quad.graph_name) if isinstance(quad.graph_name, ox.NamedNode) else None
-    return iv is None or iv.family != "stage"
+    return iv is None or iv.published(head)
 
 
 def validate_all(ws: Workspace) -> list[Any]:
