@@ -59,13 +59,9 @@ def set_value(
             {"key": key, "value": stored.to_dict()["value"], "scope": scope, "file": stored.origin},
             hidden=True,
         )
-        out.status(
-            f"{key} set to {cell_text(stored.value)} in {scope} config {stored.origin}", "ok"
-        )
+        out.status(f"{key} set to {cell_text(stored.value)} in {scope} config {stored.origin}", "ok")
         effective = app_ctx.config.get(key)
-        if effective.source in (Source.FLAG, Source.ENV) or (
-            effective.source is Source.PROJECT and scope == "global"
-        ):
+        if effective.source in (Source.FLAG, Source.ENV) or (effective.source is Source.PROJECT and scope == "global"):
             out.status(f"{key} is currently overridden by {_where(effective)}", "warn")
 
 

@@ -4,8 +4,9 @@ Terms are shown compactly (``uko-code:Module``) in human formats, as full N-Trip
 (``<https://...>``, ``"42"^^<...#integer>``) in json/yaml, and as plain values (full IRIs,
 lexical forms) in csv and tsv, as the SPARQL 1.1 CSV result format does.
 
-The helpers at the top (workspace, commit and violation rendering, query results) are
-shared by the other store commands (init, query, resource, project).
+The helpers at the top (workspace, commit agent, query input, options and results) are
+shared by the other store commands (init, query, resource, project); rendering shared
+beyond queries lives in ``rendering``.
 """
 
 from __future__ import annotations
@@ -13,16 +14,14 @@ from __future__ import annotations
 import io
 import re
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import pyoxigraph as ox
 import typer
 
-from cleveragents.errors import NotFoundError, ShapeViolationError, UsageError
-from cleveragents.graph.commit import CommitResult
+from cleveragents.errors import NotFoundError, UsageError
 from cleveragents.output import ColumnDef, OutputSession, available_formats
 from cleveragents.services import graph_service
 from cleveragents.services.query_runner import QueryOutcome
@@ -30,13 +29,21 @@ from cleveragents.services.workspace import Workspace
 from cleveragents.terms import PREFIXES, compact
 
 from .context import AppContext, get_context
+from .rendering import (
+    is_violation,
+    record,
+    render_commit,
+    reporting_violations,
+    term_mode,
+    term_text,
+    violations_table,
+)
 
 app = typer.Typer(
     help="Query, update, validate, import and export the graph; read its history.",
     no_args_is_help=True,
 )
 
-STRUCTURED = ("json", "yaml")
 TURTLE = "turtle"
 
 # --- shared helpers ---------------------------------------------------------------------
@@ -51,122 +58,6 @@ def workspace(app_ctx: AppContext) -> Workspace:
 def agent_name(app_ctx: AppContext) -> str:
     """The commit agent: config user.name."""
     return str(app_ctx.config.value("user.name") or "cleveragents")
-
-
-def term_mode(fmt: str) -> str:
-    """How terms are written for an output format: nt, value or compact."""
-    if fmt in STRUCTURED:
-        return "nt"
-    return "value" if fmt in ("csv", "tsv") else "compact"
-
-
-def term_text(term: Any, mode: str = "compact") -> str | None:
-    """One RDF term as text (None stays None, for unbound variables)."""
-    if term is None:
-        return None
-    if mode == "nt":
-        return str(term)
-    if isinstance(term, ox.NamedNode):
-        return compact(term.value) if mode == "compact" else term.value
-    if isinstance(term, ox.BlankNode):
-        return f"_:{term.value}"
-    if isinstance(term, ox.Literal):
-        if mode == "compact" and term.language:
-            return f'"{term.value}"@{term.language}'
-        return term.value
-    if isinstance(term, ox.Triple):
-        parts = (term_text(t, mode) for t in (term.subject, term.predicate, term.object))
-        return "<< " + " ".join(p or "" for p in parts) + " >>"
-    return str(term)
-
-
-def is_structured(app_ctx: AppContext) -> bool:
-    return (app_ctx.format or "") in STRUCTURED
-
-
-def record(
-    out: OutputSession,
-    app_ctx: AppContext,
-    title: str,
-    key: str,
-    fields: Sequence[tuple[str, str, Any]],
-) -> None:
-    """A record: ``{name: value}`` under ``key`` in json/yaml, a panel of labels otherwise."""
-    if is_structured(app_ctx):
-        out.data(key, {name: value for name, _, value in fields})
-    else:
-        out.panel(title, {label: value for _, label, value in fields}, key=key)
-
-
-def render_commit(out: OutputSession, result: CommitResult, what: str) -> None:
-    """The commit's revision and counts (``data.commit`` in json)."""
-    summary = graph_service.commit_summary(result)
-    out.data("commit", summary, hidden=True)
-    if result.empty:
-        out.status(f"No change: {what} left the graph as it was (revision {result.revision})")
-        return
-    inferred = ""
-    if result.inferred_added or result.inferred_removed:
-        inferred = f"; inferred +{result.inferred_added} -{result.inferred_removed}"
-    out.status(
-        f"Committed revision {result.revision} ({what}): +{result.added} -{result.removed} triples{inferred}",
-        "ok",
-    )
-
-
-def _field(item: Any, name: str) -> Any:
-    if isinstance(item, Mapping):
-        return item.get(name)
-    return getattr(item, name, None)
-
-
-def _shown(value: Any) -> Any:
-    if isinstance(value, ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple):
-        return term_text(value)
-    if isinstance(value, str) and value.startswith(("http://", "https://")):
-        return compact(value)
-    return value
-
-
-def is_violation(result: Any) -> bool:
-    """True for sh:Violation (the default severity); False for warnings and info."""
-    severity = str(_field(result, "severity") or "Violation").lower()
-    return "warning" not in severity and "info" not in severity
-
-
-def _violation_columns(show_severity: bool) -> list[ColumnDef]:
-    return [
-        ColumnDef("focus_node", "Focus node"),
-        ColumnDef("result_path", "Path"),
-        ColumnDef("constraint", "Constraint"),
-        ColumnDef("severity", "Severity", hidden=not show_severity),
-        ColumnDef("message", "Message"),
-        ColumnDef("value", "Value"),
-        ColumnDef("shape", hidden=True),
-    ]
-
-
-def violations_table(
-    out: OutputSession, app_ctx: AppContext, violations: Iterable[Any], *, show_severity: bool = False
-) -> None:
-    """SHACL report rows: a readable table on screen, ``data.violations`` in json."""
-    if is_structured(app_ctx):
-        rows = [v.to_dict() if hasattr(v, "to_dict") else dict(v) for v in violations]
-        out.data("violations", rows)
-        return
-    columns = _violation_columns(show_severity)
-    rows = [{c.name: _shown(_field(v, c.name)) for c in columns} for v in violations]
-    out.table("SHACL report", columns, rows=rows, key="violations")
-
-
-@contextmanager
-def reporting_violations(out: OutputSession, app_ctx: AppContext) -> Iterator[None]:
-    """Show the report of a rejected commit before its error line."""
-    try:
-        yield
-    except ShapeViolationError as exc:
-        violations_table(out, app_ctx, exc.violations)
-        raise
 
 
 def read_text(text: str | None, file: Path | None, what: str, flag: str = "-f FILE") -> str:
@@ -217,6 +108,11 @@ def _triple_key(triple: Any) -> tuple[str, str, str]:
     return str(s), str(p), str(o)
 
 
+def _triple_row(triple: Any, mode: str, **extra: Any) -> dict[str, Any]:
+    s, p, o = triple
+    return {**extra, "subject": term_text(s, mode), "predicate": term_text(p, mode), "object": term_text(o, mode)}
+
+
 _HAS_LIMIT = re.compile(r"\bLIMIT\s+\d+", re.IGNORECASE)
 
 
@@ -232,7 +128,7 @@ def render_outcome(
     """Render a query's answer in the session's format (see the module docstring).
     ``bound`` names parameters bound by substitution: constant columns, hidden on screen."""
     fmt = app_ctx.format or "plain"
-    mode = term_mode(fmt)
+    mode = term_mode(app_ctx.format)
     out.data("form", outcome.form, hidden=True)
     out.data("revision", outcome.revision, hidden=True)
     if outcome.form != "graph" and as_turtle:
@@ -267,15 +163,7 @@ def render_outcome(
             out.code(turtle(triples), "turtle", key="turtle")
         else:
             columns = [ColumnDef("subject"), ColumnDef("predicate"), ColumnDef("object")]
-            rows = [
-                {
-                    "subject": term_text(t.subject, mode),
-                    "predicate": term_text(t.predicate, mode),
-                    "object": term_text(t.object, mode),
-                }
-                for t in triples
-            ]
-            out.table(None, columns, rows=rows, key="triples")
+            out.table(None, columns, rows=[_triple_row(t, mode) for t in triples], key="triples")
         if not as_turtle:
             out.status(f"{len(triples)} triple(s) at revision {outcome.revision}")
 
@@ -302,6 +190,8 @@ QueryFormat = Annotated[
         show_default=False,
     ),
 ]
+CommitMessage = Annotated[str, typer.Option("-m", "--message", help="Commit message.")]
+NodeIri = Annotated[str, typer.Argument(help="Node IRI: <...>, full, or prefixed (uko:...).")]
 
 # --- commands ---------------------------------------------------------------------------
 
@@ -333,7 +223,7 @@ def update_cmd(
     file: Annotated[
         Path | None, typer.Option("-f", "--file", help="Read the update from a .ru file ('-' = stdin).")
     ] = None,
-    message: Annotated[str, typer.Option("-m", "--message", help="Commit message.")] = "",
+    message: CommitMessage = "",
 ) -> None:
     """Apply a SPARQL Update (INSERT/DELETE DATA, DELETE/INSERT WHERE) as one validated commit."""
     app_ctx = get_context(ctx)
@@ -410,7 +300,7 @@ def import_cmd(
     rdf_format: Annotated[
         str | None, typer.Option("--rdf-format", help="Override the format the file extension implies.")
     ] = None,
-    message: Annotated[str, typer.Option("-m", "--message", help="Commit message.")] = "",
+    message: CommitMessage = "",
 ) -> None:
     """Load an RDF file as one validated commit (graph names in the file are ignored)."""
     app_ctx = get_context(ctx)
@@ -471,11 +361,6 @@ def log_cmd(
         out.table("Commits", LOG_COLUMNS, rows=rows, key="commits", empty_message="No commits yet.")
 
 
-def _triple_row(triple: tuple, mode: str, **extra: Any) -> dict[str, Any]:
-    s, p, o = triple
-    return {**extra, "subject": term_text(s, mode), "predicate": term_text(p, mode), "object": term_text(o, mode)}
-
-
 @app.command("diff")
 def diff_cmd(
     ctx: typer.Context,
@@ -486,7 +371,7 @@ def diff_cmd(
 ) -> None:
     """Triples added and removed between two revisions."""
     app_ctx = get_context(ctx)
-    mode = term_mode(app_ctx.format or "plain")
+    mode = term_mode(app_ctx.format)
     with app_ctx.session("graph diff") as out:
         a, b, added, removed = graph_service.diff(
             workspace(app_ctx), old, new, inferred=inferred, bookkeeping=bookkeeping
@@ -518,12 +403,12 @@ def diff_cmd(
 @app.command("history")
 def history_cmd(
     ctx: typer.Context,
-    iri: Annotated[str, typer.Argument(help="Node IRI: <...>, full, or prefixed (uko:...).")],
+    iri: NodeIri,
     incoming: Annotated[bool, typer.Option("--incoming", help="Also triples with the node as object.")] = False,
 ) -> None:
     """Every triple the node ever had, with the revisions (and times) it was valid."""
     app_ctx = get_context(ctx)
-    mode = term_mode(app_ctx.format or "plain")
+    mode = term_mode(app_ctx.format)
     with app_ctx.session("graph history") as out:
         spans, commits = graph_service.node_history(workspace(app_ctx), iri, incoming=incoming)
 
@@ -558,12 +443,12 @@ def history_cmd(
 @app.command("blame")
 def blame_cmd(
     ctx: typer.Context,
-    iri: Annotated[str, typer.Argument(help="Node IRI: <...>, full, or prefixed (uko:...).")],
+    iri: NodeIri,
     include_retracted: Annotated[bool, typer.Option("--all", help="Include retracted triples.")] = False,
 ) -> None:
     """For each triple of the node: the commit that asserted it (and retracted it)."""
     app_ctx = get_context(ctx)
-    mode = term_mode(app_ctx.format or "plain")
+    mode = term_mode(app_ctx.format)
     with app_ctx.session("graph blame") as out:
         lines = graph_service.blame(workspace(app_ctx), iri, include_retracted=include_retracted)
         rows = []

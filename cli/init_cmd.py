@@ -9,7 +9,8 @@ import typer
 from cleveragents.errors import UsageError
 
 from .context import get_context
-from .graph_cmd import record, workspace
+from .graph_cmd import workspace
+from .rendering import record
 
 
 def init(

@@ -20,7 +20,13 @@ from typer.core import TyperGroup
 from cleveragents import __version__
 from cleveragents.errors import Interrupted
 from cleveragents.output import OutputSession, available_formats
-from cleveragents.output.failures import exit_code_for, is_cancellation, mark_rendered, was_rendered
+from cleveragents.output.failures import (
+    exit_code_for,
+    is_cancellation,
+    mark_rendered,
+    system_exit_code,
+    was_rendered,
+)
 from cleveragents.output.human import CANCELLED_MESSAGE
 
 from . import config_cmd, graph_cmd, init_cmd, ontology_cmd, project_cmd, query_cmd, resource_cmd
@@ -61,8 +67,7 @@ def _root(
         Path | None,
         typer.Option(
             "--data-dir",
-            help="Data directory (store, global config). "
-            "Default: $CLEVERAGENTS_DATA_DIR, else ~/.cleveragents.",
+            help="Data directory (store, global config). Default: $CLEVERAGENTS_DATA_DIR, else ~/.cleveragents.",
             show_default=False,
         ),
     ] = None,
@@ -158,7 +163,7 @@ def run(argv: Sequence[str] | None = None, *, cli: typer.Typer | None = None) ->
         typer.echo("Aborted!", err=True)
         return 1
     except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        return system_exit_code(exc)
     except BaseException as exc:  # the one place every failure is mapped
         return _fail(state, exc)
     # Non-standalone click returns the exit code of typer.Exit, or the command's value.

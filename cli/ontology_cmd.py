@@ -7,6 +7,7 @@ yaml get fixed keys with real lists, so scripts can rely on them.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Annotated, Any
@@ -28,14 +29,13 @@ from cleveragents.tbox import (
 )
 from cleveragents.terms import PREFIXES, RDF_TYPE, compact
 
-from .context import AppContext, get_context
+from .context import get_context
+from .rendering import is_structured, listed
 
 app = typer.Typer(
     help="Inspect the bundled ontology: modules, terms, detail levels, consistency.",
     no_args_is_help=True,
 )
-
-STRUCTURED = ("json", "yaml")
 
 # Term kinds that `list --terms` shows, in display order.
 _LISTED_KINDS = (
@@ -75,15 +75,6 @@ LEVEL_COLUMNS = [
 ]
 
 
-def _structured(app_ctx: AppContext) -> bool:
-    return (app_ctx.format or "") in STRUCTURED
-
-
-def _shown(values: list[str] | tuple[str, ...], structured: bool) -> Any:
-    """A list as it is (json/yaml) or comma-separated (human formats)."""
-    return list(values) if structured else ", ".join(values)
-
-
 # --- term names and close matches -------------------------------------------------------
 
 
@@ -96,6 +87,11 @@ def _known_terms() -> dict[str, str]:
         if t.predicate.value == RDF_TYPE and isinstance(t.subject, ox.NamedNode):
             out.setdefault(compact(t.subject.value), t.subject.value)
     return out
+
+
+def _did_you_mean(matches: Sequence[str]) -> str:
+    """The error-message suffix naming close matches; empty when there are none."""
+    return f" (did you mean: {', '.join(matches)}?)" if matches else ""
 
 
 def _local(name: str) -> str:
@@ -116,9 +112,8 @@ def _close_terms(term: str, limit: int = 3) -> list[str]:
 def _unknown_term(term: str, command: str = "agents ontology show {}") -> NotFoundError:
     """NotFoundError for ``term`` naming close matches; ``command`` formats a suggestion."""
     matches = _close_terms(term)
-    hint = f" (did you mean: {', '.join(matches)}?)" if matches else ""
     return NotFoundError(
-        f"unknown ontology term '{term}'{hint}",
+        f"unknown ontology term '{term}'{_did_you_mean(matches)}",
         suggestions=[command.format(m) for m in matches] or ["agents ontology list --terms"],
     )
 
@@ -136,9 +131,8 @@ def _module_prefix(prefix: str) -> str:
     except NotFoundError as exc:
         known = [m.prefix for m in list_modules() if m.prefix]
         matches = difflib.get_close_matches(prefix.rstrip(":"), known, n=3, cutoff=0.6)
-        hint = f" (did you mean: {', '.join(matches)}?)" if matches else ""
         raise NotFoundError(
-            f"no ontology module with prefix '{prefix.rstrip(':')}'{hint}",
+            f"no ontology module with prefix '{prefix.rstrip(':')}'{_did_you_mean(matches)}",
             detail="Known prefixes: " + ", ".join(known),
             suggestions=["agents ontology list"],
         ) from exc
@@ -154,7 +148,7 @@ def _module_rows(structured: bool) -> list[dict[str, Any]]:
             "prefix": m.prefix,
             "namespace": m.namespace,
             "layer": m.layer,
-            "imports": _shown([prefix_of.get(i, i) for i in m.imports], structured),
+            "imports": listed([prefix_of.get(i, i) for i in m.imports], structured),
             "label": m.label,
             "version": m.version,
             "iri": m.iri,
@@ -181,7 +175,7 @@ def _term_rows(prefix: str | None, structured: bool) -> list[dict[str, Any]]:
             "label": info.label,
             "module": info.module,
             "iri": iri,
-            "supers": _shown([compact(s) for s in info.supers], structured),
+            "supers": listed(map(compact, info.supers), structured),
             "comment": info.comment,
         }
         sort_key = (order.get(info.module, len(order)), _LISTED_KINDS.index(info.kind), name)
@@ -213,7 +207,7 @@ def list_cmd(
     with --terms [PREFIX] the classes and properties of a module."""
     app_ctx = get_context(ctx)
     with app_ctx.session("ontology list") as out:
-        structured = _structured(app_ctx)
+        structured = is_structured(app_ctx)
         if not terms and prefix is None:
             rows = _module_rows(structured)
             out.table(f"Ontology modules ({len(rows)})", MODULE_COLUMNS, rows=rows, key="modules")
@@ -246,11 +240,13 @@ def show_cmd(
     app_ctx = get_context(ctx)
     with app_ctx.session("ontology show") as out:
         info = _lookup(term)
-        structured = _structured(app_ctx)
         name = compact(info.iri)
         is_class = info.kind == "class"
         is_property = "property" in info.kind
-        if structured:
+        domains, ranges, supers, subs, types = (
+            [compact(i) for i in iris] for iris in (info.domains, info.ranges, info.supers, info.subs, info.types)
+        )
+        if is_structured(app_ctx):
             out.data(
                 "term",
                 {
@@ -259,11 +255,11 @@ def show_cmd(
                     "kind": info.kind,
                     "label": info.label,
                     "comment": info.comment,
-                    "domain": [compact(d) for d in info.domains],
-                    "range": [compact(r) for r in info.ranges],
-                    "supers": [compact(s) for s in info.supers],
-                    "subs": [compact(s) for s in info.subs],
-                    "types": [compact(t) for t in info.types],
+                    "domain": domains,
+                    "range": ranges,
+                    "supers": supers,
+                    "subs": subs,
+                    "types": types,
                     "module": info.module,
                 },
             )
@@ -274,15 +270,15 @@ def show_cmd(
             "Label": info.label,
             "Comment": info.comment,
         }
-        if is_property or info.domains or info.ranges:
-            fields["Domain"] = _shown([compact(d) for d in info.domains], False)
-            fields["Range"] = _shown([compact(r) for r in info.ranges], False)
+        if is_property or domains or ranges:
+            fields["Domain"] = ", ".join(domains)
+            fields["Range"] = ", ".join(ranges)
         noun = "classes" if is_class else "properties"
         if is_class or is_property:
-            fields[f"Super{noun}"] = _shown([compact(s) for s in info.supers], False)
-            fields[f"Sub{noun}"] = _shown([compact(s) for s in info.subs], False)
-        if info.types:
-            fields["Types"] = _shown([compact(t) for t in info.types], False)
+            fields[f"Super{noun}"] = ", ".join(supers)
+            fields[f"Sub{noun}"] = ", ".join(subs)
+        if types:
+            fields["Types"] = ", ".join(types)
         fields["Defined in"] = info.module
         out.panel(name, fields, key="term")
 
@@ -311,9 +307,8 @@ def _resolve(target: str, name: str) -> int:
         return resolve_depth(target, name)
     except NotFoundError as exc:
         matches = exc.suggestions
-        hint = f" (did you mean: {', '.join(matches)}?)" if matches else ""
         raise NotFoundError(
-            f"unknown detail level '{name}' for {target}{hint}",
+            f"unknown detail level '{name}' for {target}{_did_you_mean(matches)}",
             suggestions=[f"agents ontology levels {target} --resolve {m}" for m in matches]
             or [f"agents ontology levels {target}"],
         ) from exc
@@ -412,4 +407,4 @@ def check_cmd(
     inconsistent or has unsatisfiable classes."""
     app_ctx = get_context(ctx)
     with app_ctx.session("ontology check") as out:
-        _report(out, list(files or []), _structured(app_ctx))
+        _report(out, list(files or []), is_structured(app_ctx))

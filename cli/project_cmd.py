@@ -11,7 +11,8 @@ from cleveragents.services import projects
 from cleveragents.services.projects import ProjectInfo
 
 from .context import AppContext, get_context
-from .graph_cmd import agent_name, is_structured, record, render_commit, reporting_violations, workspace
+from .graph_cmd import agent_name, workspace
+from .rendering import is_structured, listed, record, render_commit, render_retraction, reporting_violations
 
 app = typer.Typer(help="Create projects and link resources to them.", no_args_is_help=True)
 
@@ -19,8 +20,12 @@ ProjectRef = Annotated[str, typer.Argument(help="Project name, ULID or IRI.")]
 ResourceRef = Annotated[str, typer.Argument(help="Resource name, ULID or IRI.")]
 
 
+def _project_id(iri: str) -> str:
+    """The ULID that ends a project IRI, shown as the project's ID."""
+    return iri.rsplit("/", 1)[-1]
+
+
 def _show(out: OutputSession, app_ctx: AppContext, info: ProjectInfo) -> None:
-    structured = is_structured(app_ctx)
     record(
         out,
         app_ctx,
@@ -28,10 +33,10 @@ def _show(out: OutputSession, app_ctx: AppContext, info: ProjectInfo) -> None:
         "project",
         [
             ("name", "Name", info.name),
-            ("id", "ID", info.iri.rsplit("/", 1)[-1]),
+            ("id", "ID", _project_id(info.iri)),
             ("description", "Description", info.description),
             ("created", "Created", info.created),
-            ("resources", "Resources", list(info.resources) if structured else ", ".join(info.resources) or "none"),
+            ("resources", "Resources", listed(info.resources, is_structured(app_ctx), empty="none")),
             ("iri", "IRI", info.iri),
         ],
     )
@@ -81,9 +86,9 @@ def list_projects(ctx: typer.Context) -> None:
         rows = [
             {
                 **p.as_dict(),
-                "id": p.iri.rsplit("/", 1)[-1],
+                "id": _project_id(p.iri),
                 "resource_count": len(p.resources),
-                "resources": list(p.resources) if structured else ", ".join(p.resources),
+                "resources": listed(p.resources, structured),
             }
             for p in projects.list_all(workspace(app_ctx))
         ]
@@ -113,6 +118,4 @@ def delete(ctx: typer.Context, project: ProjectRef) -> None:
     app_ctx = get_context(ctx)
     with app_ctx.session("project delete") as out, reporting_violations(out, app_ctx):
         info, result = projects.delete(workspace(app_ctx), project, agent=agent_name(app_ctx))
-        out.data("project", info.as_dict(), hidden=True)
-        render_commit(out, result, f"project delete {info.name}")
-        out.status(f"Deleted project {info.name}", "ok")
+        render_retraction(out, result, info, key="project", command="project delete", done="Deleted project")

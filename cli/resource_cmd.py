@@ -12,7 +12,8 @@ from cleveragents.services import resources
 from cleveragents.services.resources import ResourceInfo
 
 from .context import AppContext, get_context
-from .graph_cmd import agent_name, is_structured, record, render_commit, reporting_violations, workspace
+from .graph_cmd import agent_name, workspace
+from .rendering import is_structured, listed, record, render_commit, render_retraction, reporting_violations
 
 app = typer.Typer(help="Register, list, show and remove resources.", no_args_is_help=True)
 
@@ -41,11 +42,7 @@ def _show(out: OutputSession, app_ctx: AppContext, info: ResourceInfo) -> None:
             ("location", "Location", info.location),
             ("content_hash", "Content hash", info.content_hash),
             ("created", "Created", info.created),
-            (
-                "projects",
-                "Projects",
-                list(info.projects) if is_structured(app_ctx) else ", ".join(info.projects) or "none",
-            ),
+            ("projects", "Projects", listed(info.projects, is_structured(app_ctx), empty="none")),
             ("iri", "IRI", info.iri),
         ],
     )
@@ -77,7 +74,7 @@ def list_resources(ctx: typer.Context) -> None:
     with app_ctx.session("resource list") as out:
         items = resources.list_all(workspace(app_ctx))
         structured = is_structured(app_ctx)
-        rows = [{**r.as_dict(), "projects": list(r.projects) if structured else ", ".join(r.projects)} for r in items]
+        rows = [{**r.as_dict(), "projects": listed(r.projects, structured)} for r in items]
         out.table(f"Resources ({len(rows)})", COLUMNS, rows=rows, key="resources")
 
 
@@ -95,6 +92,4 @@ def remove(ctx: typer.Context, ref: Annotated[str, typer.Argument(help="Name, UL
     app_ctx = get_context(ctx)
     with app_ctx.session("resource remove") as out, reporting_violations(out, app_ctx):
         info, result = resources.remove(workspace(app_ctx), ref, agent=agent_name(app_ctx))
-        out.data("resource", info.as_dict(), hidden=True)
-        render_commit(out, result, f"resource remove {info.name}")
-        out.status(f"Removed resource {info.name}", "ok")
+        render_retraction(out, result, info, key="resource", command="resource remove", done="Removed resource")

@@ -10,8 +10,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from cleveragents.cli.main import run
 
+from cleveragents.cli.main import run
 from cleveragents.config import (
     KEYS,
     Config,
@@ -82,9 +82,7 @@ def test_defaults(home: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 def test_chain_flag_env_project_global_default(home: Path):
-    global_file = write(
-        home / "data" / "config.toml", "[query]\ntimeout = 5.0\ndefault_limit = 7\n"
-    )
+    global_file = write(home / "data" / "config.toml", "[query]\ntimeout = 5.0\ndefault_limit = 7\n")
     project_file = write(home / "work" / ".cleveragents" / "config.toml", "[query]\ntimeout = 6\n")
     env = {"CLEVERAGENTS_QUERY_TIMEOUT": "7.5"}
 

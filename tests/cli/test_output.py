@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import typer
 import yaml
-from cleveragents.cli.main import build_app, run
 
+from cleveragents.cli.main import build_app, run
 from cleveragents.errors import NotFoundError, ValidationError
 from cleveragents.output import (
     ColumnDef,
@@ -164,8 +164,7 @@ def test_csv_and_tsv_render_tables_only():
     s.table("Notes", ["text"], rows=[['has "quotes", commas']])
     s.close()
     assert out.getvalue() == (
-        "name,type,n\nlocal/[bold]repo,git,3\nlocal/db,database,12\n\ntext\n"
-        '"has ""quotes"", commas"\n'
+        'name,type,n\nlocal/[bold]repo,git,3\nlocal/db,database,12\n\ntext\n"has ""quotes"", commas"\n'
     )
     assert list(csv.reader(io.StringIO(out.getvalue().split("\n\n")[1]))) == [
         ["text"],
@@ -199,8 +198,7 @@ def test_tree_text_code_and_data_elements():
     s.data("internal", {"x": 1}, hidden=True)
     s.close()
     assert out.getvalue() == (
-        "deps\n+-- a\n|   +-- b\n|       +-- 1\n|       +-- 2\n+-- c: 3\n\n"
-        "free text\n\nx = 1\n\nsummary\n  total: 2\n"
+        "deps\n+-- a\n|   +-- b\n|       +-- 1\n|       +-- 2\n+-- c: 3\n\nfree text\n\nx = 1\n\nsummary\n  total: 2\n"
     )
     s, out, _ = session("json")
     s.tree("deps", {"a": [1]})

@@ -17,6 +17,7 @@ from cleveragents.output.elements import (
     Level,
     StructuredOutput,
 )
+from cleveragents.output.failures import CANCELLED_EXIT_CODE
 from cleveragents.output.formats import (
     AUTO,
     BUILTIN_FORMATS,
@@ -27,7 +28,7 @@ from cleveragents.output.formats import (
 )
 from cleveragents.output.handles import ElementClosedError
 from cleveragents.output.render_data import envelope
-from cleveragents.output.session import CANCELLED_EXIT_CODE, OutputSession
+from cleveragents.output.session import OutputSession
 
 # Force-closed-handle warnings are for logs, never for the user's terminal.
 logging.getLogger(__name__).addHandler(logging.NullHandler())

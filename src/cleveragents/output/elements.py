@@ -61,6 +61,12 @@ class Table(Element):
     def visible_columns(self) -> list[ColumnDef]:
         return [c for c in self.columns if not c.hidden]
 
+    def shown_rows(self) -> tuple[list[dict[str, Any]], int]:
+        """The rows a human format shows (at most ``max_rows_hint``) and how many it leaves out."""
+        if self.max_rows_hint is None or len(self.rows) <= self.max_rows_hint:
+            return self.rows, 0
+        return self.rows[: self.max_rows_hint], len(self.rows) - self.max_rows_hint
+
     def empty_text(self) -> str:
         if self.empty_message:
             return self.empty_message

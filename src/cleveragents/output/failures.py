@@ -5,6 +5,7 @@ from __future__ import annotations
 from cleveragents.errors import CleverAgentsError, Interrupted
 
 UNEXPECTED_MESSAGE = "An unexpected error occurred"
+CANCELLED_EXIT_CODE = 130
 _RENDERED = "_cleveragents_rendered"
 
 
@@ -22,8 +23,13 @@ def is_cancellation(exc: BaseException) -> bool:
 def exit_code_for(exc: BaseException) -> int:
     """130 for a cancellation, the error class's exit code otherwise (1 if unexpected)."""
     if is_cancellation(exc):
-        return 130
+        return CANCELLED_EXIT_CODE
     return as_error(exc).exit_code
+
+
+def system_exit_code(exc: SystemExit) -> int:
+    """The process exit code ``sys.exit(code)`` means: an int as is, None is 0, a message is 1."""
+    return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
 
 
 def mark_rendered(exc: BaseException) -> None:

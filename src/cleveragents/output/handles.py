@@ -69,6 +69,10 @@ class ElementHandle(Generic[E]):
             change()
         self._session._element_updated(self)
 
+    def _set(self, name: str, value: Any) -> None:
+        """Write one field of the element (a value computed before the lock is taken)."""
+        self._write(lambda: setattr(self._element, name, value))
+
     def __enter__(self) -> Self:
         return self
 
@@ -124,9 +128,7 @@ class TreeHandle(ElementHandle[Tree]):
             node = node.children[int(part)]
         return node
 
-    def add_child(
-        self, parent: str | None, label: str, *, metadata: dict[str, Any] | None = None
-    ) -> str:
+    def add_child(self, parent: str | None, label: str, *, metadata: dict[str, Any] | None = None) -> str:
         """Add a node under ``parent`` (None = root); return the new node's path."""
         holder: list[str] = []
 
@@ -157,10 +159,7 @@ def _tree_items(data: Any) -> list[tuple[str, Any]]:
                 items.append((f"{key}: {value}", None))
         return items
     if isinstance(data, list | tuple):
-        return [
-            (str(i), v) if isinstance(v, Mapping | list | tuple) else (str(v), None)
-            for i, v in enumerate(data)
-        ]
+        return [(str(i), v) if isinstance(v, Mapping | list | tuple) else (str(v), None) for i, v in enumerate(data)]
     return [(str(data), None)]
 
 
@@ -177,40 +176,41 @@ class ProgressHandle(ElementHandle[Progress]):
         self.set_progress(self._element.current + delta)
 
     def set_label(self, label: str) -> None:
-        self._write(lambda: setattr(self._element, "label", label))
+        self._set("label", label)
 
 
 class StatusHandle(ElementHandle[Status]):
     def set_message(self, message: str) -> None:
-        self._write(lambda: setattr(self._element, "message", message))
+        self._set("message", message)
 
     def set_level(self, level: Level) -> None:
         check_level(level)
-        self._write(lambda: setattr(self._element, "level", level))
+        self._set("level", level)
 
     def set_detail(self, detail: str | None) -> None:
-        self._write(lambda: setattr(self._element, "detail", detail))
+        self._set("detail", detail)
 
 
 class TextHandle(ElementHandle[Text]):
     def append(self, text: str) -> None:
+        # Read and write under the lock, so concurrent appends don't lose text.
         self._write(lambda: setattr(self._element, "content", self._element.content + text))
 
     def set_content(self, content: str) -> None:
-        self._write(lambda: setattr(self._element, "content", content))
+        self._set("content", content)
 
 
 class CodeHandle(ElementHandle[Code]):
     def set_content(self, content: str) -> None:
-        self._write(lambda: setattr(self._element, "content", content))
+        self._set("content", content)
 
     def set_language(self, language: str | None) -> None:
-        self._write(lambda: setattr(self._element, "language", language))
+        self._set("language", language)
 
 
 class DataHandle(ElementHandle[Data]):
     def set_value(self, value: Any) -> None:
-        self._write(lambda: setattr(self._element, "value", value))
+        self._set("value", value)
 
 
 def check_level(level: str) -> None:

@@ -32,6 +32,23 @@ def cell_text(value: Any) -> str:
     return text.replace("\r", "").replace("\n", "\\n").replace("\t", " ")
 
 
+def entry_text(value: Any) -> str:
+    """A panel entry or csv cell: strings verbatim (multi-line text stays multi-line),
+    anything else as ``cell_text``."""
+    return value if isinstance(value, str) else cell_text(value)
+
+
+def omitted_rows_note(count: int) -> str:
+    """The line under a table cut at its ``max_rows_hint``."""
+    return f"(... and {count} more rows)"
+
+
+def needs_blank_line(previous_kind: str | None, kind: str) -> bool:
+    """Whether a blank line goes before an element: consecutive status lines stay
+    together, everything else is a separate block."""
+    return previous_kind is not None and not (previous_kind == "status" and kind == "status")
+
+
 def data_as_element(data: Data) -> Element | None:
     """The generic human view of a raw payload: a panel, a table or a line of text."""
     title = data.key or "data"

@@ -12,26 +12,22 @@ import csv
 import io
 from typing import Any, TextIO
 
-from cleveragents.errors import CleverAgentsError
 from cleveragents.output.elements import Data, Element, Table
-from cleveragents.output.human import cell_text, data_as_element
+from cleveragents.output.human import data_as_element, entry_text
 from cleveragents.output.render_plain import PlainRenderer
 
 
 def _tsv_cell(value: Any) -> str:
-    text = value if isinstance(value, str) else cell_text(value)
-    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "")
+    return entry_text(value).replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "")
 
 
-def _csv_cell(value: Any) -> str:
-    return value if isinstance(value, str) else cell_text(value)
+class CsvRenderer(PlainRenderer):
+    """Tables as csv/tsv on ``out``; everything else (errors, the cancellation notice,
+    no animation, flushing) is what ``plain`` does."""
 
-
-class CsvRenderer:
     def __init__(self, out: TextIO, err: TextIO, *, delimiter: str) -> None:
-        self.out = out
+        super().__init__(out, err)
         self.delimiter = delimiter
-        self._plain = PlainRenderer(out, err)  # for the stderr messages only
         self._tables = 0
 
     def _table(self, element: Element) -> Table | None:
@@ -55,26 +51,8 @@ class CsvRenderer:
         else:
             writer = csv.writer(buf, delimiter=self.delimiter, lineterminator="\n")
             writer.writerow(names)
-            writer.writerows([_csv_cell(v) for v in r] for r in rows)
+            writer.writerows([entry_text(v) for v in r] for r in rows)
         if self._tables:
             self.out.write("\n")
         self.out.write(buf.getvalue())
         self._tables += 1
-
-    def begin_live(self, element: Element) -> None:
-        """CSV never animates."""
-
-    def update_live(self, element: Element) -> None:
-        """CSV never animates."""
-
-    def end_live(self, element: Element) -> None:
-        """CSV never animates."""
-
-    def render_error(self, error: CleverAgentsError) -> None:
-        self._plain.render_error(error)
-
-    def render_cancelled(self) -> None:
-        self._plain.render_cancelled()
-
-    def finish(self) -> None:
-        self.out.flush()

@@ -144,9 +144,7 @@ def dump_json(doc: dict[str, Any]) -> str:
 
 
 def dump_yaml(doc: dict[str, Any]) -> str:
-    return yaml.dump(
-        doc, Dumper=_YamlDumper, sort_keys=False, allow_unicode=True, default_flow_style=False
-    )
+    return yaml.dump(doc, Dumper=_YamlDumper, sort_keys=False, allow_unicode=True, default_flow_style=False)
 
 
 class DocumentWriter:

@@ -16,7 +16,15 @@ from cleveragents.output.elements import (
     Tree,
     TreeNode,
 )
-from cleveragents.output.human import CANCELLED_MESSAGE, cell_text, data_as_element, error_lines
+from cleveragents.output.human import (
+    CANCELLED_MESSAGE,
+    cell_text,
+    data_as_element,
+    entry_text,
+    error_lines,
+    needs_blank_line,
+    omitted_rows_note,
+)
 
 STATUS_PREFIX = {"ok": "[OK]", "info": "[INFO]", "warn": "[WARN]", "error": "[ERROR]"}
 
@@ -25,8 +33,7 @@ def format_panel(panel: Panel) -> str:
     lines = [panel.title] if panel.title else []
     width = max((len(k) for k in panel.entries), default=0) + 1
     for key, value in panel.entries.items():
-        text = value if isinstance(value, str) else cell_text(value)
-        first, *rest = text.splitlines() or [""]
+        first, *rest = entry_text(value).splitlines() or [""]
         lines.append(f"  {key + ':':<{width}} {first}".rstrip())
         lines.extend(f"  {'':<{width}} {line}".rstrip() for line in rest)
     return "\n".join(lines)
@@ -44,23 +51,17 @@ def format_table(table: Table) -> str:
     if not table.rows:
         return table.empty_text()
     columns = table.visible_columns
-    rows = table.rows
-    hidden_rows = 0
-    if table.max_rows_hint is not None and len(rows) > table.max_rows_hint:
-        hidden_rows = len(rows) - table.max_rows_hint
-        rows = rows[: table.max_rows_hint]
+    rows, hidden_rows = table.shown_rows()
     cells = [[cell_text(row.get(c.name)) for c in columns] for row in rows]
     widths = [max([len(c.label), *(len(r[i]) for r in cells)]) for i, c in enumerate(columns)]
     lines = [table.title] if table.title else []
-    lines.append(
-        "  ".join(_align(c.label, w, c.alignment) for c, w in zip(columns, widths, strict=True))
-    )
+    lines.append("  ".join(_align(c.label, w, c.alignment) for c, w in zip(columns, widths, strict=True)))
     lines.append("  ".join("-" * w for w in widths))
     for r in cells:
         parts = [_align(v, w, c.alignment) for v, w, c in zip(r, widths, columns, strict=True)]
         lines.append("  ".join(parts))
     if hidden_rows:
-        lines.append(f"(... and {hidden_rows} more rows)")
+        lines.append(omitted_rows_note(hidden_rows))
     return "\n".join(line.rstrip() for line in lines)
 
 
@@ -124,10 +125,7 @@ class PlainRenderer:
         text = format_element(element)
         if text is None:
             return
-        # Consecutive status lines stay together; everything else is a separate block.
-        if self._last_kind is not None and not (
-            self._last_kind == "status" and element.kind == "status"
-        ):
+        if needs_blank_line(self._last_kind, element.kind):
             self.out.write("\n")
         self.out.write(text + "\n")
         self._last_kind = element.kind
@@ -147,7 +145,7 @@ class PlainRenderer:
 
     def render_cancelled(self) -> None:
         self.out.flush()
-        self.err.write(f"{STATUS_PREFIX['warn']} {CANCELLED_MESSAGE}\n")
+        self.err.write(format_status(Status(level="warn", message=CANCELLED_MESSAGE)) + "\n")
 
     def finish(self) -> None:
         self.out.flush()

@@ -38,7 +38,15 @@ from cleveragents.output.elements import (
     Tree,
     TreeNode,
 )
-from cleveragents.output.human import CANCELLED_MESSAGE, cell_text, data_as_element, error_lines
+from cleveragents.output.human import (
+    CANCELLED_MESSAGE,
+    cell_text,
+    data_as_element,
+    entry_text,
+    error_lines,
+    needs_blank_line,
+    omitted_rows_note,
+)
 
 STATUS_STYLE = {
     "ok": ("✓ OK", "green"),
@@ -53,37 +61,30 @@ def _console(stream: TextIO) -> Console:
     return Console(file=stream, highlight=False, markup=False, emoji=False, soft_wrap=False)
 
 
-def _panel(panel: Panel) -> RenderableType:
-    grid = RichTable.grid(padding=(0, 1))
-    grid.add_column(style="bold")
-    grid.add_column()
-    for key, value in panel.entries.items():
-        text = value if isinstance(value, str) else cell_text(value)
-        grid.add_row(RichText(f"{key}:"), RichText(text))
+def _boxed(body: RenderableType, title: str | None) -> RenderableType:
+    """The rounded, left-titled box that frames every panel and table."""
     return RichPanel(
-        grid,
-        title=RichText(panel.title) if panel.title else None,
+        body,
+        title=RichText(title) if title else None,
         title_align="left",
         box=box.ROUNDED,
         expand=False,
     )
 
 
+def _panel(panel: Panel) -> RenderableType:
+    grid = RichTable.grid(padding=(0, 1))
+    grid.add_column(style="bold")
+    grid.add_column()
+    for key, value in panel.entries.items():
+        grid.add_row(RichText(f"{key}:"), RichText(entry_text(value)))
+    return _boxed(grid, panel.title)
+
+
 def _table(table: Table) -> RenderableType:
-    title = RichText(table.title) if table.title else None
     if not table.rows:
-        return RichPanel(
-            RichText(table.empty_text(), style="dim"),
-            title=title,
-            title_align="left",
-            box=box.ROUNDED,
-            expand=False,
-        )
-    rows = table.rows
-    caption = None
-    if table.max_rows_hint is not None and len(rows) > table.max_rows_hint:
-        caption = f"(... and {len(rows) - table.max_rows_hint} more rows)"
-        rows = rows[: table.max_rows_hint]
+        return _boxed(RichText(table.empty_text(), style="dim"), table.title)
+    rows, hidden_rows = table.shown_rows()
     # Titled box with a simple header rule, as the spec's table examples draw it.
     grid = RichTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold cyan")
     columns = table.visible_columns
@@ -91,10 +92,9 @@ def _table(table: Table) -> RenderableType:
         grid.add_column(RichText(column.label), justify=column.alignment)
     for row in rows:
         grid.add_row(*(RichText(cell_text(row.get(c.name))) for c in columns))
-    if caption:
-        grid.caption = RichText(caption, style="dim")
-    out = RichPanel(grid, title=title, title_align="left", box=box.ROUNDED, expand=False)
-    return out
+    if hidden_rows:
+        grid.caption = RichText(omitted_rows_note(hidden_rows), style="dim")
+    return _boxed(grid, table.title)
 
 
 def _tree(tree: Tree) -> RenderableType:
@@ -155,9 +155,7 @@ class RichRenderer:
         renderable = self.renderable(element)
         if renderable is None:
             return
-        if self._last_kind is not None and not (
-            self._last_kind == "status" and element.kind == "status"
-        ):
+        if needs_blank_line(self._last_kind, element.kind):
             self.console.print()
         self.console.print(renderable)
         self._last_kind = element.kind
@@ -185,9 +183,7 @@ class RichRenderer:
     def update_live(self, element: Element) -> None:
         task = self._tasks.get(id(element))
         if self._progress is not None and task is not None and isinstance(element, Progress):
-            self._progress.update(
-                task, description=element.label, completed=element.current, total=element.total
-            )
+            self._progress.update(task, description=element.label, completed=element.current, total=element.total)
 
     def end_live(self, element: Element) -> None:
         task = self._tasks.pop(id(element), None)
@@ -213,8 +209,7 @@ class RichRenderer:
 
     def render_cancelled(self) -> None:
         self._stop_live()
-        label, style = STATUS_STYLE["warn"]
-        self.err_console.print(RichText.assemble((label, f"bold {style}"), " ", CANCELLED_MESSAGE))
+        self.err_console.print(_status(Status(level="warn", message=CANCELLED_MESSAGE)))
 
     def finish(self) -> None:
         self._stop_live()

@@ -37,7 +37,13 @@ from cleveragents.output.elements import (
     Tree,
     TreeNode,
 )
-from cleveragents.output.failures import as_error, is_cancellation, mark_rendered
+from cleveragents.output.failures import (
+    CANCELLED_EXIT_CODE,
+    as_error,
+    is_cancellation,
+    mark_rendered,
+    system_exit_code,
+)
 from cleveragents.output.formats import create_strategy
 from cleveragents.output.handles import (
     CodeHandle,
@@ -57,8 +63,6 @@ from cleveragents.output.strategies import Strategy
 log = logging.getLogger(__name__)
 
 H = TypeVar("H", bound=ElementHandle[Any])
-
-CANCELLED_EXIT_CODE = 130
 
 
 class OutputSession:
@@ -177,9 +181,7 @@ class OutputSession:
         element = Status(level=level, message=message, detail=detail)
         return self._add(StatusHandle, element, not keep_open)
 
-    def text(
-        self, content: str | None = None, *, key: str | None = None, keep_open: bool = False
-    ) -> TextHandle:
+    def text(self, content: str | None = None, *, key: str | None = None, keep_open: bool = False) -> TextHandle:
         element = Text(content=content or "", key=key)
         return self._add(TextHandle, element, content is not None and not keep_open)
 
@@ -194,9 +196,7 @@ class OutputSession:
         element = Code(content=content or "", language=language, key=key)
         return self._add(CodeHandle, element, content is not None and not keep_open)
 
-    def data(
-        self, key: str, value: Any, *, display: str | None = None, hidden: bool = False
-    ) -> DataHandle:
+    def data(self, key: str, value: Any, *, display: str | None = None, hidden: bool = False) -> DataHandle:
         """A raw payload: ``data[key] = value`` in json/yaml; ``display`` (or a generic
         panel/table/line; nothing if ``hidden``) in human formats; a list of row objects
         is a table in csv."""
@@ -286,7 +286,7 @@ class OutputSession:
             mark_rendered(exc)
             return self.exit_code
         if isinstance(exc, SystemExit):
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            code = system_exit_code(exc)
             self.close(code)
             return code
         if is_cancellation(exc):

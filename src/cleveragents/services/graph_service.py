@@ -98,7 +98,8 @@ def _format_for(path: Path, fmt: str | None) -> ox.RdfFormat:
 
 def export(ws: Workspace, out: Any, *, fmt: str = "nq", as_of: str | None = None) -> int:
     """Serialize to ``out`` (a binary file). nq/trig without --as-of is a full-fidelity
-    dump of every graph (history included); otherwise the state at one revision."""
+    dump of every graph (history included); otherwise the content at one revision,
+    without this store's commit records and revision metadata."""
     rdf_format = RDF_FORMATS.get(fmt)
     if rdf_format is None:
         raise ValidationError(
@@ -111,7 +112,10 @@ def export(ws: Workspace, out: Any, *, fmt: str = "nq", as_of: str | None = None
             ox.serialize(quads, out, rdf_format)
             return len(quads)
         revision = hist.resolve_revision(store, as_of)
-        triples = sorted(hist.state(store, revision), key=lambda t: (str(t[0]), str(t[1]), str(t[2])))
+        # A state export is content: commit records and revision metadata belong to this
+        # store's history (the nq/trig dump keeps them), and would clash on re-import.
+        content = (t for t in hist.state(store, revision) if not hist.is_bookkeeping(t))
+        triples = sorted(content, key=lambda t: (str(t[0]), str(t[1]), str(t[2])))
         body = [ox.Triple(*t) for t in triples]
         if rdf_format in (ox.RdfFormat.N_QUADS, ox.RdfFormat.TRIG):
             ox.serialize([ox.Quad(*t) for t in triples], out, rdf_format)
