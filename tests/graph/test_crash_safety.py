@@ -85,9 +85,7 @@ def test_a_publication_interrupted_midway_is_rolled_forward(tmp_path: Path) -> N
     # recorded, the open copy not yet removed.
     open_g, closed_g = layout.interval_graph("iv", 1), layout.interval_graph("iv", 1, 2)
     store.raw.add(ox.Quad(ex("a"), CALLS, ex("b"), closed_g))
-    store.raw.update(
-        f"INSERT DATA {{ GRAPH {layout.META} {{ {layout.STORE_NODE} {PUBLISHING} 2 }} }}"
-    )
+    store.raw.update(f"INSERT DATA {{ GRAPH {layout.META} {{ {layout.STORE_NODE} {PUBLISHING} 2 }} }}")
     store.close()
     reopened = GraphStore.open(path)
     assert reopened.head == 2 and reopened.publishing is None

@@ -58,6 +58,13 @@ def test_states_equal_replay_and_diffs_equal_set_differences(sequence) -> None:
         else:
             assert result.empty  # nothing changed: no commit at all
     assert store.head == len(replayed) - 1
+    # The current-state mirror holds exactly what the intervals say is live at the head.
+    head = store.head
+    for family, mirror in (("asserted", layout.LIVE), ("inferred", layout.LIVE_INFERRED)):
+        mirrored = {(q.subject, q.predicate, q.object) for q in store.raw.quads_for_pattern(None, None, None, mirror)}
+        asserted = hist.state(store, head)
+        expected_mirror = asserted if family == "asserted" else hist.state(store, head, inferred=True) - asserted
+        assert mirrored == expected_mirror
     for rev, expected in enumerate(replayed):
         assert content(hist.state(store, rev)) == expected
         inferred = hist.state(store, rev, inferred=True) - hist.state(store, rev)

@@ -37,7 +37,10 @@ def test_a_violating_commit_writes_nothing(ws: Workspace) -> None:
     with ws.writer() as session, pytest.raises(ShapeViolationError) as caught:
         session.commit(
             CommitRequest(
-                add=[(bad, TYPE, ox.NamedNode(CA + "Project")), (bad, ox.NamedNode(CA + "name"), ox.Literal("Bad Name"))]
+                add=[
+                    (bad, TYPE, ox.NamedNode(CA + "Project")),
+                    (bad, ox.NamedNode(CA + "name"), ox.Literal("Bad Name")),
+                ]
             )
         )
     rows = caught.value.violations

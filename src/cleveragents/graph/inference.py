@@ -51,7 +51,7 @@ def rederive_all(store: GraphStore, inferred_g: ox.NamedNode) -> InferenceDelta:
     head = store.head
     live = {n: iv for n, iv in store.interval_graphs().items() if iv.is_open and iv.start <= head}
     asserted = [n for n, iv in live.items() if iv.family == "iv"]
-    body = raw.query(entailments_of(None), default_graph=asserted, prefixes=_RDFS).serialize(
+    body = raw.query(entailments_of(None), default_graph=[layout.LIVE], prefixes=_RDFS).serialize(
         format=ox.RdfFormat.N_TRIPLES
     )
     if body:

@@ -5,6 +5,11 @@ Every asserted triple is stored once, in the graph of its validity interval
 the universal view needs is kept apart in ``inf/<from>/<to>`` graphs with the same
 interval semantics. A triple is valid at revision r when ``from <= r < to``.
 
+The current state is also mirrored, as a temporal database keeps current rows apart
+from history rows: live asserted triples in the default graph, live inferences in
+LIVE_INFERRED. Current-state queries read those two graphs, so their cost does not
+grow with the number of commits; as-of queries read the interval graphs.
+
 Graphs whose ``from`` or ``to`` is above the published head are invisible: a commit
 writes its additions and the closed copies of its removals there with fast
 non-atomic loads, and becomes visible when the head moves (see graph/commit.py).
@@ -15,11 +20,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from pyoxigraph import NamedNode
+from pyoxigraph import DefaultGraph, NamedNode
 
 GRAPH_BASE: Final = "https://cleveragents.ai/graph/"
 OPEN: Final = "open"
 
+LIVE = DefaultGraph()
+LIVE_INFERRED = NamedNode(GRAPH_BASE + "live-inferred")
 ONTOLOGY = NamedNode(GRAPH_BASE + "ontology")
 # Transitive-reflexive rdfs:subClassOf / rdfs:subPropertyOf pairs of the ontology.
 TBOX_CLOSURE = NamedNode(GRAPH_BASE + "tbox-closure")
@@ -41,6 +48,11 @@ class IntervalGraph:
     @property
     def node(self) -> NamedNode:
         return interval_graph(self.family, self.start, self.end)
+
+    @property
+    def mirror(self) -> NamedNode | DefaultGraph:
+        """Where this family's live triples are mirrored."""
+        return LIVE if self.family == "iv" else LIVE_INFERRED
 
     def valid_at(self, revision: int) -> bool:
         return self.start <= revision and (self.end is None or revision < self.end)

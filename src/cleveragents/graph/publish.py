@@ -8,7 +8,8 @@ multi-statement transaction and its SPARQL updates write about 10-15k quads/s, s
 publication is a redo log instead:
 
 1. atomically record the intent ``ca:publishingRevision r`` in META;
-2. remove the closed triples from their open graphs (idempotent, fast, not atomic);
+2. remove the closed triples from their open graphs and from the current-state mirror,
+   and copy the new open graphs into the mirror (idempotent, not atomic);
 3. atomically move the head to ``r``, clear the intent and describe the new graphs.
 
 A writer or reader that finds the intent finishes steps 2-3 first (roll forward), so
@@ -40,6 +41,11 @@ def finish_publication(store: GraphStore, rev: int) -> None:
         open_graph = layout.interval_graph(iv.family, iv.start)
         for quad in raw.quads_for_pattern(None, None, None, node):
             raw.remove(ox.Quad(quad.subject, quad.predicate, quad.object, open_graph))
+            raw.remove(ox.Quad(quad.subject, quad.predicate, quad.object, iv.mirror))
+    for family in ("iv", "inf"):
+        opened = layout.interval_graph(family, rev)  # type: ignore[arg-type]
+        if opened in graphs:
+            _mirror(raw, opened, graphs[opened].mirror)
     described = [n for n, iv in graphs.items() if iv.start == rev or iv.end == rev]
     meta = layout.META
     store_node = layout.STORE_NODE
@@ -50,6 +56,18 @@ def finish_publication(store: GraphStore, rev: int) -> None:
         f"{' '.join(_describe(n) for n in described if layout.parse_graph(n).family != 'stage')} }} }}"  # type: ignore[union-attr]
     )
     store.forget_graphs()
+
+
+def _mirror(raw: ox.Store, graph: ox.NamedNode, target: ox.NamedNode | ox.DefaultGraph) -> None:
+    """Copy a graph into a mirror inside Oxigraph (idempotent, so a redo may repeat it)."""
+    query = f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }}"
+    body = raw.query(query).serialize(format=ox.RdfFormat.N_TRIPLES)
+    if not body:
+        return
+    if len(body) > 2_000_000:
+        raw.bulk_load(body, ox.RdfFormat.N_TRIPLES, to_graph=target)
+    else:
+        raw.load(body, ox.RdfFormat.N_TRIPLES, to_graph=target)
 
 
 def _integer(value: int) -> str:

@@ -36,9 +36,9 @@ class View:
     """The dataset one query runs over: the state as of ``revision``."""
 
     revision: int
-    graphs: tuple[ox.NamedNode, ...]
+    graphs: tuple[ox.NamedNode | ox.DefaultGraph, ...]
 
-    def default_graph(self) -> list[ox.NamedNode]:
+    def default_graph(self) -> list[ox.NamedNode | ox.DefaultGraph]:
         return list(self.graphs)
 
 
@@ -164,9 +164,16 @@ class GraphStore:
         return int(row["n"].value)
 
     def view(self, revision: int | None = None, *, inferred: bool = True) -> View:
-        """The graphs valid at ``revision`` (default: the head), plus the ontology."""
+        """The graphs valid at ``revision`` (default: the head), plus the ontology.
+
+        The head is read from the current-state mirror; a past revision from the
+        interval graphs valid at it.
+        """
         head = self.head
         rev = head if revision is None else revision
+        if rev == head:
+            live = (layout.LIVE, layout.LIVE_INFERRED) if inferred else (layout.LIVE,)
+            return View(rev, (*live, layout.ONTOLOGY, layout.TBOX_CLOSURE))
         families = ("iv", "inf") if inferred else ("iv",)
         graphs = [
             node
