@@ -43,6 +43,10 @@ def disk(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
+def progress(text: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
+
+
 def timed(fn: Callable[[], object]) -> float:
     start = time.perf_counter()
     fn()
@@ -79,6 +83,7 @@ def bench_history(root: Path, versions: list[Version], *, validate: bool) -> dic
             result["r"] = engine.commit(CommitRequest(add_ntriples=data, remove=removed, message="bench"))
 
         ours_times.append(timed(ours))
+        progress(f"  version {len(ours_times)}: raw {raw_times[-1]:.2f}s, commit {ours_times[-1]:.2f}s")
         changed.append(len(version.added) + len(version.removed))
     raw_store.flush()
     store.raw.flush()
@@ -180,6 +185,8 @@ def main() -> None:
     parser.add_argument("--versions", type=int, default=10)
     parser.add_argument("--big", type=int, default=1_000_000)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--uko-base", type=int, default=20_000, help="size of the UKO-shaped history (0: skip)")
+    parser.add_argument("--only", default="bear,uko,shacl,big", help="comma-separated sections: bear, uko, shacl, big")
     parser.add_argument("--no-shacl", action="store_true", help="commit without SHACL (to isolate its cost)")
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
     args = parser.parse_args()
@@ -187,16 +194,26 @@ def main() -> None:
     VALIDATE = not args.no_shacl
     if args.quick:
         args.base, args.versions, args.big = 20_000, 4, 200_000
+    sections = set(args.only.split(","))
     results: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        results["bear_b_dbpedia"] = bench_history(root / "bear", history(args.base, args.versions), validate=VALIDATE)
-        results["bear_b_uko"] = bench_history(
-            root / "uko", history(args.base, args.versions, kind="uko"), validate=VALIDATE
-        )
-        if VALIDATE:
+        if "bear" in sections:
+            progress(f"BEAR-B-shaped history: {args.base} triples x {args.versions} versions")
+            results["bear_b_dbpedia"] = bench_history(
+                root / "bear", history(args.base, args.versions), validate=VALIDATE
+            )
+        if "uko" in sections and args.uko_base:
+            progress(f"UKO-shaped history: {args.uko_base} triples x {args.versions} versions")
+            results["bear_b_uko"] = bench_history(
+                root / "uko", history(args.uko_base, args.versions, kind="uko"), validate=VALIDATE
+            )
+        if "shacl" in sections and VALIDATE:
+            progress("SHACL share of 10k-triple UKO commits")
             results["shacl_10k"] = bench_shacl_share(root, 10_000)
-        results["big"] = bench_big(root, args.big)
+        if "big" in sections:
+            progress(f"one commit of {args.big} triples")
+            results["big"] = bench_big(root, args.big)
     text = json.dumps(results, indent=2, sort_keys=True)
     print(text)
     if args.json:

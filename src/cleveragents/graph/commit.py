@@ -20,7 +20,8 @@ which the next writer discards.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -105,31 +106,35 @@ class CommitEngine:
         self.validator = validator
 
     def commit(self, request: CommitRequest) -> CommitResult:
+        with self._writing():
+            return self._commit(request)
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """One write at a time; whatever a failed or empty write left unpublished goes."""
         store = self.store
         with store.write_lock:
             store.discard_unpublished()
             try:
-                return self._commit(request)
+                yield
             except CleverAgentsError as exc:
                 # Frames of a failed commit hold the Oxigraph handle; dropping them lets
                 # GraphStore.close() release the writer even while the error is kept.
                 raise exc.with_traceback(None) from None
             finally:
-                store.forget_graphs()  # the cache does not know the graphs this commit made
+                store.forget_graphs()  # the cache does not know the graphs this write made
                 store.discard_unpublished()
 
     def rederive_inferences(self, *, message: str = "ontology changed", agent: str = "cleveragents") -> CommitResult:
         """Rebuild the materialized closure after the ontology (TBOX_CLOSURE) changed, as
         one commit: entailments that appeared are added, those that vanished closed."""
         store = self.store
-        with store.write_lock:
-            store.discard_unpublished()
+        with self._writing():
             self.tbox = TBox.from_store(store.raw)
             rev, head = store.head + 1, store.head
             when = datetime.now(UTC)
             delta = rederive_all(store, layout.interval_graph("inf", rev))
             if not delta.added and not delta.closes:
-                store.discard_unpublished()
                 return CommitResult(head, None)
             request = CommitRequest(message=message, cause="ontology-change", agent=agent)
             removals = {(q.subject, q.predicate, q.object): q for q in delta.closes}
