@@ -71,8 +71,7 @@ def main() -> None:
                 graphs = store.interval_graphs()
                 union = View(
                     store.head,
-                    tuple(n for n, iv in graphs.items() if iv.is_open)
-                    + (layout.ONTOLOGY, layout.TBOX_CLOSURE),
+                    (*(n for n, iv in graphs.items() if iv.is_open), layout.ONTOLOGY, layout.TBOX_CLOSURE),
                 )
                 row = {"commits": c, "open_graphs": len(union.graphs) - 2}
                 for name, q in queries.items():
