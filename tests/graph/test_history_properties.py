@@ -20,7 +20,8 @@ TRIPLES = [(s, TYPE, c) for s in SUBJECTS for c in (MODULE, CALLABLE)] + [
     (s, p, o) for s in SUBJECTS[:3] for p in (CALLS, IMPORTS, DEPENDS) for o in SUBJECTS[1:]
 ]
 triple_sets = st.sets(st.sampled_from(TRIPLES), max_size=6)
-commits = st.lists(st.tuples(triple_sets, triple_sets), min_size=1, max_size=7)
+# The third element sends the additions as N-Triples (the bulk path) instead of terms.
+commits = st.lists(st.tuples(triple_sets, triple_sets, st.booleans()), min_size=1, max_size=7)
 
 
 def fresh_store() -> tuple[GraphStore, CommitEngine]:
@@ -49,8 +50,12 @@ def entailed(state: set[tuple], tbox: TBox) -> set[tuple]:
 def test_states_equal_replay_and_diffs_equal_set_differences(sequence) -> None:
     store, engine = fresh_store()
     replayed: list[set[tuple]] = [set()]
-    for add, remove in sequence:
-        result = engine.commit(CommitRequest(add=add, remove=remove))
+    for add, remove, as_ntriples in sequence:
+        if as_ntriples and add:
+            body = ox.serialize([ox.Triple(*t) for t in add], format=ox.RdfFormat.N_TRIPLES)
+            result = engine.commit(CommitRequest(add_ntriples=body, remove=remove))
+        else:
+            result = engine.commit(CommitRequest(add=add, remove=remove))
         expected = (replayed[-1] - remove) | add
         if expected != replayed[-1]:
             assert result.revision == len(replayed)

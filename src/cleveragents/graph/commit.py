@@ -163,7 +163,8 @@ class CommitEngine:
         live_asserted = [n for n, iv in store.interval_graphs().items() if iv.family == "iv" and iv.is_open]
         live_inferred = [n for n, iv in store.interval_graphs().items() if iv.family == "inf" and iv.is_open]
 
-        added = self._write_additions(request, added_g)
+        added, loaded_ntriples = self._write_additions(request, added_g)
+        written_after: list[ox.Quad] = []  # quads added to added_g after the bulk load
         clock.lap("load")
         removals, unchanged = self._locate_removals(request, added_g)
         added -= unchanged
@@ -185,7 +186,8 @@ class CommitEngine:
 
         revision_adds, revision_closes = derive_revisions(store, rev, when, added_g, inferred_g, removals)
         if revision_adds:
-            insert(raw, [ox.Quad(s, p, o, added_g) for s, p, o in revision_adds])
+            written_after += [ox.Quad(s, p, o, added_g) for s, p, o in revision_adds]
+            insert(raw, written_after)
         for quad in revision_closes:
             removals[(quad.subject, quad.predicate, quad.object)] = quad
         clock.lap("revisions")
@@ -195,10 +197,9 @@ class CommitEngine:
 
         node = commit_node(rev)
         activity = _activity(node, rev, when, request, added, removals)
-        insert(
-            raw,
-            [ox.Quad(s, p, o, added_g) for s, p, o in activity if not any(store.live_quads(s, p, o))],
-        )
+        records = [ox.Quad(s, p, o, added_g) for s, p, o in activity if not any(store.live_quads(s, p, o))]
+        insert(raw, records)
+        written_after += records
         closed = [_closed_copy(q, rev) for q in removals.values()]
         insert(raw, closed)
         clock.lap("stage")
@@ -208,7 +209,7 @@ class CommitEngine:
         )
         clock.lap("validate")
 
-        publish(store, rev)
+        publish(store, rev, loaded=(loaded_ntriples, written_after) if loaded_ntriples else None)
         clock.lap("publish")
         store.forget_graphs()
         asserted_removed = sum(1 for q in removals.values() if _family(q) == "iv")
@@ -223,7 +224,8 @@ class CommitEngine:
             warnings=warnings,
         )
 
-    def _write_additions(self, request: CommitRequest, graph: ox.NamedNode) -> int:
+    def _write_additions(self, request: CommitRequest, graph: ox.NamedNode) -> tuple[int, bytes | None]:
+        """The number of triples written, and the N-Triples when they were bulk-loaded."""
         raw = self.store.raw
         if request.add_ntriples:
             data = request.add_ntriples
@@ -234,11 +236,11 @@ class CommitEngine:
                     raw.bulk_load(data, ox.RdfFormat.N_TRIPLES, to_graph=graph)
                 except SyntaxError as exc:
                     raise syntax_error(exc, "N-Triples") from None
-                return self.store.count(graph)
+                return self.store.count(graph), data
         skolem: dict[str, ox.NamedNode] = {}
         quads = [ox.Quad(*_skolemize(t, skolem), graph) for t in request.add]
         insert(raw, quads)
-        return self.store.count(graph) if quads else 0
+        return (self.store.count(graph) if quads else 0), None
 
     def _locate_removals(self, request: CommitRequest, added_g: ox.NamedNode) -> tuple[dict[Triple, ox.Quad], int]:
         """The live quads the request closes. Removal applies before addition (as in SPARQL

@@ -26,13 +26,16 @@ from cleveragents.graph.store import HEAD, PUBLISHING, GraphStore
 from cleveragents.terms import CA, XSD
 
 
-def publish(store: GraphStore, rev: int) -> None:
+def publish(store: GraphStore, rev: int, *, loaded: tuple[bytes, list[ox.Quad]] | None = None) -> None:
+    """``loaded``: the commit's additions as it wrote them (the N-Triples it bulk-loaded
+    and the quads it added after), so the mirror is filled from them instead of reading
+    the new graph back. A redo after a crash reads it back."""
     head_literal = _integer(rev)
     store.raw.update(f"INSERT DATA {{ GRAPH {layout.META} {{ {layout.STORE_NODE} {PUBLISHING} {head_literal} }} }}")
-    finish_publication(store, rev)
+    finish_publication(store, rev, loaded=loaded)
 
 
-def finish_publication(store: GraphStore, rev: int) -> None:
+def finish_publication(store: GraphStore, rev: int, *, loaded: tuple[bytes, list[ox.Quad]] | None = None) -> None:
     raw = store.raw
     store.forget_graphs()
     graphs = store.interval_graphs()
@@ -44,7 +47,15 @@ def finish_publication(store: GraphStore, rev: int) -> None:
             raw.remove(ox.Quad(quad.subject, quad.predicate, quad.object, iv.mirror))
     for family in ("iv", "inf"):
         opened = layout.interval_graph(family, rev)  # type: ignore[arg-type]
-        if opened in graphs:
+        if opened not in graphs:
+            continue
+        if family == "iv" and loaded is not None:
+            # Input triples the commit dropped were live already: the mirror has them,
+            # and loading them again changes nothing.
+            body, extra = loaded
+            _load(raw, body, layout.LIVE)
+            raw.extend([ox.Quad(q.subject, q.predicate, q.object, layout.LIVE) for q in extra])
+        else:
             _mirror(raw, opened, graphs[opened].mirror)
     described = [n for n, iv in graphs.items() if iv.start == rev or iv.end == rev]
     meta = layout.META
@@ -61,7 +72,10 @@ def finish_publication(store: GraphStore, rev: int) -> None:
 def _mirror(raw: ox.Store, graph: ox.NamedNode, target: ox.NamedNode | ox.DefaultGraph) -> None:
     """Copy a graph into a mirror inside Oxigraph (idempotent, so a redo may repeat it)."""
     query = f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }}"
-    body = raw.query(query).serialize(format=ox.RdfFormat.N_TRIPLES)
+    _load(raw, raw.query(query).serialize(format=ox.RdfFormat.N_TRIPLES), target)
+
+
+def _load(raw: ox.Store, body: bytes, target: ox.NamedNode | ox.DefaultGraph) -> None:
     if not body:
         return
     if len(body) > 2_000_000:
