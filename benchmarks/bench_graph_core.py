@@ -39,8 +39,10 @@ def triples(lines: list[str]) -> list[tuple]:
     return [(q.subject, q.predicate, q.object) for q in ox.parse(nt(lines), ox.RdfFormat.N_TRIPLES)] if lines else []
 
 
-def disk(path: Path) -> int:
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+def disk(path: Path, suffix: str = "") -> int:
+    """Bytes under ``path`` (only files ending in ``suffix``: ".sst" counts data files,
+    leaving out RocksDB write-ahead logs that have not been recycled yet)."""
+    return sum(f.stat().st_size for f in path.rglob(f"*{suffix}") if f.is_file())
 
 
 def progress(text: str) -> None:
@@ -109,6 +111,10 @@ def bench_history(root: Path, versions: list[Version], *, validate: bool) -> dic
     out["disk_bytes"] = disk(root / "ours" / "store")
     out["fullcopy_bytes"] = disk(root / "fullcopy")
     out["storage_ratio"] = out["disk_bytes"] / out["fullcopy_bytes"]
+    out["sst_bytes"] = disk(root / "ours" / "store", ".sst")
+    out["fullcopy_sst_bytes"] = disk(root / "fullcopy", ".sst")
+    out["sst_ratio"] = out["sst_bytes"] / out["fullcopy_sst_bytes"]
+    out["quad_ratio"] = len(store.raw) / len(full)
     out["quads"] = len(store.raw)
     out["fullcopy_quads"] = len(full)
     out.update(bench_as_of(store, len(versions)))
