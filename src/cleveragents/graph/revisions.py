@@ -52,14 +52,14 @@ def derive_revisions(
     head = store.head
     graphs = store.interval_graphs()
     live = {g for g, iv in graphs.items() if iv.is_open and iv.start <= head}
-    touched = _touched_by_additions(raw, added_g, [*live, added_g, inferred_g])
+    touched = _touched_by_additions(raw, added_g, inferred_g)
     removed_subjects = {q.subject for q in removals.values() if graphs[q.graph_name].family == "iv"}  # type: ignore[index]
-    candidates = touched | removed_subjects
-    if not candidates:
+    # A subject that only loses triples counts if it was a UKO entity before the commit.
+    touched |= {e for e in removed_subjects - touched if _was_unit(raw, e)}
+    if not touched:
         return [], []
-    state = _state_of(store, rev, candidates, removed_subjects, live | {added_g, inferred_g})
+    state = _state_of(store, rev, touched, removed_subjects & touched, live | {added_g, inferred_g})
     removed_keys = set(removals)
-    touched |= {e for e in removed_subjects if INFORMATION_UNIT in state.types_before(e, live)}
     stamp = ox.Literal(when.isoformat().replace("+00:00", "Z"), datatype=ox.NamedNode(XSD + "dateTime"))
     commit = ox.NamedNode(f"https://cleveragents.ai/id/commit/{rev}")
     adds: list[Triple] = []
@@ -99,9 +99,6 @@ class _EntityState:
     quads: dict[ox.NamedNode, list[ox.Quad]] = field(default_factory=dict)
     # entity -> the live quad ``<revision> uko:isCurrent true`` of its current revision
     current_revision: dict[ox.NamedNode, ox.Quad] = field(default_factory=dict)
-
-    def types_before(self, entity: ox.NamedNode, live: set[ox.NamedNode]) -> set[ox.NamedNode]:
-        return {q.object for q in self.quads.get(entity, []) if q.predicate == TYPE and q.graph_name in live}  # type: ignore[misc]
 
     def types_after(
         self, entity: ox.NamedNode, removed: set[tuple], *, asserted_only: bool = False
@@ -152,9 +149,17 @@ def _state_of(
     return state
 
 
-def _touched_by_additions(raw: ox.Store, added_g: ox.NamedNode, graphs: list[ox.NamedNode]) -> set[ox.NamedNode]:
+def _touched_by_additions(raw: ox.Store, added_g: ox.NamedNode, inferred_g: ox.NamedNode) -> set[ox.NamedNode]:
+    """Subjects of the additions that are UKO entities after the commit (read from the
+    current-state mirror and the commit's own graphs: a fixed number of seeks each)."""
     rows = raw.query(
-        f"SELECT DISTINCT ?s WHERE {{ GRAPH {added_g} {{ ?s ?p ?o }} GRAPH ?g {{ ?s a {INFORMATION_UNIT} }} }}",
-        named_graphs=graphs,
+        f"SELECT ?s WHERE {{ {{ SELECT DISTINCT ?s WHERE {{ GRAPH {added_g} {{ ?s ?p ?o }} }} }} "
+        f"?s a {INFORMATION_UNIT} }}",
+        default_graph=[layout.LIVE, layout.LIVE_INFERRED, added_g, inferred_g],
     )
     return {row["s"] for row in rows if isinstance(row["s"], ox.NamedNode)}
+
+
+def _was_unit(raw: ox.Store, subject: ox.NamedNode) -> bool:
+    graphs = (layout.LIVE_INFERRED, layout.LIVE)
+    return any(True for g in graphs for _ in raw.quads_for_pattern(subject, TYPE, INFORMATION_UNIT, g))
