@@ -40,6 +40,11 @@ def find(store: GraphStore, cls: str, ref: str, *, kind: str) -> ox.NamedNode:
     raise NotFoundError(f"{kind} '{ref}' not found", suggestions=[f"agents {kind} list"])
 
 
+def named(store: GraphStore, cls: str) -> list[ox.NamedNode]:
+    """Current entities of class ``cls``, ordered by name."""
+    return [row["e"] for row in store.query(f"SELECT ?e WHERE {{ ?e a <{CA}{cls}> ; ca:name ?n }} ORDER BY ?n")]
+
+
 def name_taken(store: GraphStore, cls: str, name: str) -> bool:
     return bool(store.query(f"ASK {{ ?e a <{CA}{cls}> ; ca:name {ox.Literal(name)} }}"))
 

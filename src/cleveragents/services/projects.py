@@ -76,8 +76,7 @@ def link(
 
 def list_all(ws: Workspace) -> list[ProjectInfo]:
     with ws.reader() as store:
-        rows = store.query(f"SELECT ?p WHERE {{ ?p a {PROJECT} ; ca:name ?n }} ORDER BY ?n")
-        return [describe(store, row["p"]) for row in rows]
+        return [describe(store, node) for node in entities.named(store, "Project")]
 
 
 def show(ws: Workspace, ref: str) -> ProjectInfo:

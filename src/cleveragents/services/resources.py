@@ -79,8 +79,7 @@ def add(
 
 def list_all(ws: Workspace) -> list[ResourceInfo]:
     with ws.reader() as store:
-        rows = store.query(f"SELECT ?r WHERE {{ ?r a <{CA}Resource> ; ca:name ?n }} ORDER BY ?n")
-        return [describe(store, row["r"]) for row in rows]
+        return [describe(store, node) for node in entities.named(store, "Resource")]
 
 
 def show(ws: Workspace, ref: str) -> ResourceInfo:
