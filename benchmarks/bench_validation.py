@@ -4,14 +4,20 @@ A commit of ~10k triples (1,500 entities of 10 classes, 7 triples each) is valid
 against 10 shapes (5 class-targeted, 5 targetSubjectsOf; minCount, maxCount, datatype,
 class, nodeKind, pattern, languageIn, in, minInclusive) in three settings:
 
-- staging: an in-memory Store holding the delta, the nodes it references (objects of
-  its triples are focus nodes too) and the ontology (the design's "stage the delta plus its neighbourhood");
+- staging: an in-memory Store holding the delta, the nodes it references and the
+  ontology (the design's "stage the delta plus its neighbourhood");
 - disk: an on-disk Store with 100k entities (700k triples) plus the delta in its own graph;
 - each with focus_graphs=[delta] and with focus_nodes=<the delta's subjects>.
 
 pyshacl on an rdflib graph of the same staging data is timed for comparison.
 
+With ``--commits``, the product's commit engine runs bear_data histories instead (the
+product shapes, the store's six-graph data graph) and each commit's validation time is
+printed with its share of the commit: ``uko`` data is targeted by the UKO shapes,
+``dbpedia`` data by none.
+
     PYTHONPATH=src python benchmarks/bench_validation.py [--base 100000] [--repeat 5]
+    PYTHONPATH=src python benchmarks/bench_validation.py --commits [--commit-base 10000]
 """
 
 from __future__ import annotations
@@ -104,13 +110,51 @@ def timed(fn, repeat: int) -> tuple[float, object]:
     return statistics.median(times), result
 
 
+def bench_commits(base: int, versions: int) -> None:
+    """Validation's share of the commits of a bear_data history, per kind of data."""
+    import pathlib
+    import sys
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    from bear_data import history
+
+    from cleveragents.graph.commit import CommitEngine, CommitRequest
+    from cleveragents.graph.store import GraphStore
+    from cleveragents.graph.tbox import TBox
+    from cleveragents.services.workspace import Workspace, shapes_validator
+
+    for kind in ("uko", "dbpedia"):
+        with tempfile.TemporaryDirectory() as tmp:
+            ws = Workspace(pathlib.Path(tmp))
+            ws.initialize()
+            store = GraphStore.open(ws.store_dir)
+            engine = CommitEngine(store, TBox.from_store(store.raw), shapes_validator(store.raw))
+            for version in history(base, versions, kind=kind):
+                removed = "\n".join(version.removed).encode()
+                remove = [(q.subject, q.predicate, q.object) for q in ox.parse(removed, ox.RdfFormat.N_TRIPLES)]
+                added = ("\n".join(version.added) + "\n").encode()
+                result = engine.commit(CommitRequest(add_ntriples=added, remove=remove))
+                total, validate = sum(result.timings.values()), result.timings["validate"]
+                print(
+                    f"{kind:8s} rev {result.revision}: +{result.added} -{result.removed}  commit {total * 1000:6.0f} ms"
+                    f"  validate {validate * 1000:5.0f} ms ({validate / total:4.0%})  {len(result.warnings)} warnings"
+                )
+            store.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--base", type=int, default=100_000, help="entities already in the disk store")
     parser.add_argument("--delta", type=int, default=1_500, help="entities in the commit (7 triples each)")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--no-pyshacl", action="store_true")
+    parser.add_argument("--commits", action="store_true", help="time the commit engine on bear_data histories")
+    parser.add_argument("--commit-base", type=int, default=10_000, help="triples of the first commit")
+    parser.add_argument("--commit-versions", type=int, default=4)
     args = parser.parse_args()
+    if args.commits:
+        bench_commits(args.commit_base, args.commit_versions)
+        return
 
     t = time.perf_counter()
     compiled = compile_shapes(SHAPES)

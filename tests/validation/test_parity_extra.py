@@ -10,6 +10,7 @@ import pyoxigraph as ox
 import pytest
 
 from cleveragents.validation import compile_shapes
+from cleveragents.validation.rdfterms import to_ox
 from cleveragents.validation.reference import pyshacl_validate
 
 EX = "http://example.org/px/"
@@ -116,6 +117,11 @@ def test_parity_with_pyshacl(name: str, tmp_path: Path) -> None:
         store, default_graph=[graph], focus_graphs=[graph], excluded_graph=ox.NamedNode(EX + "g/none")
     )
     assert {v.key() for v in found} == {k for k in expected if k[0] in nodes}
+    # Commit mode with every node in focus reports exactly what the audit reports.
+    terms = [t for q in store for t in (q.subject, q.object)]
+    terms += [to_ox(n) for s in compiled.targeted for n in s.targets.nodes]
+    audit = compiled.validate(store, default_graph=[graph])
+    assert set(compiled.validate(store, default_graph=[graph], focus_nodes=terms)) == set(audit)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

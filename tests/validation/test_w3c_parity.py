@@ -77,7 +77,8 @@ def test_w3c_case_in_commit_modes(w3c_case_id: str, shacl_core_dir: Path, tmp_pa
     store = ox.Store(str(tmp_path / "store"))  # a real on-disk store
     store.load(path=case.data_path, format=ox.RdfFormat.TURTLE, base_iri=case.data_path.as_uri(), to_graph=DATA)
     compiled = compile_shapes(case.shapes_path.read_bytes(), base_iri=case.shapes_path.as_uri())
-    full = keys(compiled.validate(store, default_graph=[DATA]))
+    audit = compiled.validate(store, default_graph=[DATA])
+    full = keys(audit)
 
     terms: set[object] = set()
     for q in store.quads_for_pattern(None, None, None, DATA):
@@ -85,6 +86,7 @@ def test_w3c_case_in_commit_modes(w3c_case_id: str, shacl_core_dir: Path, tmp_pa
     terms.update(to_ox(n) for s in compiled.targeted for n in s.targets.nodes)
     by_nodes = compiled.validate(store, default_graph=[DATA], focus_nodes=list(terms))
     assert keys(by_nodes) == full
+    assert set(by_nodes) == set(audit)  # messages, severities and shapes too
 
     by_graph = compiled.validate(store, default_graph=[DATA], focus_graphs=[DATA])
     assert keys(by_graph) <= full

@@ -5,54 +5,33 @@
 over a chosen dataset. See ``validate`` for focus restriction and excluded graphs.
 
 A full audit runs one report query per shape. Validation over a focus set (a commit)
-runs one *detect* query for all shapes, which returns the failing (node, shape) pairs,
-then one *explain* query per failing shape for the detailed rows (see queries.py).
+first finds the failing (node, shape) pairs (detect.py), then runs one *explain* query
+per failing shape for the detailed rows (see queries.py); failures on counts alone are
+reported from what detection found.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import Any
 
 import pyoxigraph as ox
-from rdflib import BNode, Graph
+from rdflib import Graph
 
 from cleveragents.validation.conditions import CANONICALISED_DATATYPES
+from cleveragents.validation.detect import Detected, Plan, Runner, ShapePlan, detect
 from cleveragents.validation.messages import fill
-from cleveragents.validation.queries import (
-    audit_query,
-    closure_query,
-    detect_query,
-    dispatch_pattern,
-    explain_query,
-    focus_pattern,
-)
-from cleveragents.validation.rdfterms import label, nt, sparql, to_rdflib
+from cleveragents.validation.paths import inverse_predicates
+from cleveragents.validation.queries import audit_query, explain_query, focus_pattern, subproperties_query
+from cleveragents.validation.rdfterms import label, nt, to_rdflib
 from cleveragents.validation.report import Violation, sort_violations
-from cleveragents.validation.shapes import Shape, ShapesGraph
-from cleveragents.validation.sparql import Codegen, ResultSpec
+from cleveragents.validation.shapes import ShapesGraph
+from cleveragents.validation.sparql import EXCLUDED, Codegen
 
 ShapesSource = str | bytes | ox.Store | Graph | Iterable[ox.Quad | ox.Triple]
-_THIS = ox.Variable("this")
 _CACHE: dict[str, CompiledShapes] = {}
 _CACHE_LIMIT = 32
-
-
-@dataclass(frozen=True)
-class _ShapePlan:
-    shape: Shape
-    targets: str  # UNION of target groups binding ?this (full audit)
-    report: str  # UNION of report groups for a bound ?this
-    check: str  # UNION of merged check groups for a bound ?this
-
-
-@dataclass(frozen=True)
-class _Plan:
-    shapes: list[_ShapePlan]
-    specs: list[ResultSpec]
-    kept: Callable[[str, str, str], str]
 
 
 class CompiledShapes:
@@ -61,8 +40,8 @@ class CompiledShapes:
     def __init__(self, graph: Graph) -> None:
         self.shapes = ShapesGraph(graph)
         self.targeted = self.shapes.targeted()
-        self._plans: dict[tuple[str, ...], _Plan] = {}
-        self._plan(())  # compile now so that a bad shapes graph fails here, not mid-commit
+        self._plans: dict[bool, Plan] = {}
+        self._plan(False)  # compile now so that a bad shapes graph fails here, not mid-commit
 
     @property
     def warnings(self) -> list[str]:
@@ -77,24 +56,39 @@ class CompiledShapes:
                     )
         return out
 
-    def _plan(self, excluded: tuple[str, ...]) -> _Plan:
-        plan = self._plans.get(excluded)
+    def _plan(self, excluding: bool) -> Plan:
+        plan = self._plans.get(excluding)
         if plan is None:
-            gen = Codegen(self.shapes, excluded)
+            gen = Codegen(self.shapes, excluding)
             shapes = []
             for shape in self.targeted:
                 report = gen.report_body(shape, "?this")
                 if report is None:
                     continue
+                scans, complex_body = gen.split_check(shape, "?this")
                 check = gen.check_body(shape, "?this") or "FILTER(false)"
                 targets = " UNION ".join(gen.targets(shape, "?this", bound=False))
-                shapes.append(_ShapePlan(shape, targets, report, check))
-            plan = self._plans[excluded] = _Plan(shapes, gen.specs, gen.kept)
+                shapes.append(ShapePlan(shape, targets, report, scans, complex_body, check))
+            plan = self._plans[excluding] = Plan(shapes, gen.specs, gen.kept, excluding, self._object_predicates())
         return plan
+
+    def _object_predicates(self) -> frozenset[str]:
+        """Predicates along which some shape reads a node from the object side: the
+        inverse steps of every path of every shape read (targeted or nested), and the
+        sh:targetObjectsOf predicates."""
+        out: set[str] = set()
+        for shape in self.shapes.all_read():
+            if shape.path is not None:
+                out |= inverse_predicates(shape.path)
+        for shape in self.targeted:
+            out.update(shape.targets.objects_of)
+        return frozenset(out)
 
     def queries(self, excluded: tuple[str, ...] = ()) -> list[str]:
         """The full-audit SELECT of every targeted shape (for inspection and debugging)."""
-        return [audit_query(s.targets, s.report) for s in self._plan(excluded).shapes]
+        graphs = " ".join(f"<{g}>" for g in excluded)
+        queries = [audit_query(s.targets, s.report) for s in self._plan(bool(excluded)).shapes]
+        return [q.replace(EXCLUDED, graphs) for q in queries]
 
     def validate(
         self,
@@ -109,9 +103,14 @@ class CompiledShapes:
         """Validate the union of ``default_graph`` and return every result, sorted.
 
         - ``focus_nodes`` / ``focus_graphs``: only target nodes in this set are validated;
-          a focus graph contributes every subject and every non-literal object of its
-          triples. Both None: every target node of the data graph (a full audit). When
-          both are given the set is their union.
+          a focus graph contributes every subject of its triples, and the non-literal
+          objects of those whose predicate some shape follows backwards (sh:inversePath,
+          also inside sequences, alternatives and repetitions, and in nested shapes) or
+          names in sh:targetObjectsOf. A triple along another predicate is no value and
+          no target of its object, so the object's results do not change with it (a
+          shape checking the object's type from a referrer is the referrer's: pass it as
+          a focus node). Both None: every target node of the data graph (a full audit).
+          When both are given the set is their union.
         - ``excluded_graph(s)``: triples in these named graphs count as absent from the
           data graph (a commit's removals are staged there). This is exact for predicate,
           inverse, sequence and alternative paths, class targets, sh:targetSubjectsOf /
@@ -122,20 +121,28 @@ class CompiledShapes:
           sh:Violation apart from warnings and infos.
         """
         excluded = {g.value for g in excluded_graphs or []} | ({excluded_graph.value} if excluded_graph else set())
-        plan = self._plan(tuple(sorted(excluded)))
-        run = _Runner(store, list(default_graph))
+        plan = self._plan(bool(excluded))
+        run = Runner(store, list(default_graph), tuple(sorted(excluded)))
         if focus_nodes is None and focus_graphs is None:
             rows = [r for s in plan.shapes for r in run.report(audit_query(s.targets, s.report))]
             return self._violations(plan, rows)
         nodes = list(focus_nodes or [])
         named = [n for n in nodes if not isinstance(n, ox.BlankNode)]
         blanks = [n for n in nodes if isinstance(n, ox.BlankNode)]
-        failing = self._detect(plan, run, focus_pattern(named, focus_graphs or []) if named or focus_graphs else None)
+        found = Detected()
+        if named or focus_graphs:
+            objects = set(plan.object_predicates)
+            if objects and focus_graphs:
+                # A triple of a sub-property entails one of the property (and a store that
+                # materializes the entailment may keep it out of the focus graphs).
+                rows = run.select(subproperties_query(sorted(objects)))
+                objects |= {row["p"].value for row in rows if isinstance(row["p"], ox.NamedNode)}
+            found |= detect(plan, run, focus_pattern(named, focus_graphs or [], sorted(objects)))
         for blank in blanks:  # blank nodes cannot be written in query text: one query each
-            failing |= self._detect(plan, run, "", blank)
-        return self._violations(plan, self._explain(plan, run, failing))
+            found |= detect(plan, run, "", blank)
+        return self._violations(plan, found.rows + self._explain(plan, run, found.failing))
 
-    def _explain(self, plan: _Plan, run: _Runner, failing: set[tuple[Any, int]]) -> list[tuple[Any, int, Any, Any]]:
+    def _explain(self, plan: Plan, run: Runner, failing: set[tuple[Any, int]]) -> list[tuple[Any, int, Any, Any]]:
         """The report rows of the failing (node, shape) pairs."""
         by_shape: dict[int, list[Any]] = {}
         for node, k in failing:
@@ -150,34 +157,7 @@ class CompiledShapes:
                 rows.extend(run.report(explain_query(report, None), blank))
         return rows
 
-    def _detect(
-        self, plan: _Plan, run: _Runner, focus: str | None, blank: ox.BlankNode | None = None
-    ) -> set[tuple[Any, int]]:
-        """(node, shape index) pairs of the focus set that violate the shape."""
-        if focus is None or not plan.shapes:
-            return set()
-        class_targets: dict[str, list[int]] = {}
-        subjects, objects, nodes = [], [], []
-        for k, s in enumerate(plan.shapes):
-            t = s.shape.targets
-            for cls in t.classes:
-                class_targets.setdefault(cls, []).append(k)
-            subjects += [(p, k) for p in t.subjects_of]
-            objects += [(p, k) for p in t.objects_of]
-            nodes += [(sparql(n), k) for n in t.nodes if not isinstance(n, BNode)]
-        classes = []
-        if class_targets:
-            pairs = {(c, c) for c in class_targets} | run.pairs(closure_query(sorted(class_targets)))
-            classes = sorted({(sub, k) for sub, cls in pairs for k in class_targets[cls]})
-        dispatch = dispatch_pattern(classes, subjects, objects, nodes, plan.kept)
-        if not dispatch:
-            return set()
-        checks = [(k, s.check) for k, s in enumerate(plan.shapes)]
-        query = detect_query(focus, dispatch, checks)
-        subs = {_THIS: blank} if blank is not None else None
-        return {(row["this"], int(row["s"].value)) for row in run.select(query, subs)}
-
-    def _violations(self, plan: _Plan, rows: list[tuple[Any, int, Any, Any]]) -> list[Violation]:
+    def _violations(self, plan: Plan, rows: list[tuple[Any, int, Any, Any]]) -> list[Violation]:
         out: set[Violation] = set()
         for focus, cid, value, key in rows:
             spec = plan.specs[cid]
@@ -196,24 +176,6 @@ class CompiledShapes:
                 )
             )
         return sort_violations(out)
-
-
-class _Runner:
-    """Runs queries over one dataset of a store."""
-
-    def __init__(self, store: ox.Store, default_graph: list[ox.NamedNode]) -> None:
-        self.store = store
-        self.default_graph = default_graph
-
-    def select(self, query: str, substitutions: dict[ox.Variable, Any] | None = None) -> Any:
-        return self.store.query(query, default_graph=self.default_graph, substitutions=substitutions)
-
-    def report(self, query: str, blank: ox.BlankNode | None = None) -> list[tuple[Any, int, Any, Any]]:
-        subs = {_THIS: blank} if blank is not None else None
-        return [(s["focus"], int(s["c"].value), s["value"], s["k"]) for s in self.select(query, subs)]
-
-    def pairs(self, query: str) -> set[tuple[str, str]]:
-        return {(s[0].value, s[1].value) for s in self.select(query) if isinstance(s[0], ox.NamedNode)}
 
 
 # -- compile ------------------------------------------------------------------------------

@@ -123,3 +123,21 @@ def nullable(path: Path) -> bool:
     if isinstance(path, Alt):
         return any(nullable(p) for p in path.items)
     return path.mod != "+" or nullable(path.path)
+
+
+def inverse_predicates(path: Path) -> set[str]:
+    """The predicates the path follows backwards (from object to subject), anywhere in it:
+    a triple with one of them can change the values of the node at its object."""
+    path = push_inverse(path)
+    out: set[str] = set()
+    stack = [path]
+    while stack:
+        p = stack.pop()
+        if isinstance(p, Inv):
+            assert isinstance(p.path, Pred)
+            out.add(p.path.iri)
+        elif isinstance(p, Seq | Alt):
+            stack.extend(p.items)
+        elif isinstance(p, Repeat):
+            stack.append(p.path)
+    return out

@@ -43,6 +43,11 @@ from cleveragents.validation.shapes import Constraint, Shape, ShapeCompileError,
 TYPE = f"<{RDF_TYPE}>"
 SUBCLASS = f"<{RDFS_SUBCLASSOF}>"
 LOGICAL = frozenset(["Not", "And", "Or", "Xone", "Node"])
+# Constraints a scan check evaluates: tests of one value node, classes, and counts.
+SCANNABLE = VALUE_TESTS | LOGICAL | {"MinCount", "MaxCount", "Class"}
+SCAN_VALUE = "?o"  # the value variable of scan-check tests (generated variables end in digits)
+EXCLUDED = "<urn:cleveragents:validation:excluded-graphs>"  # placeholder for the excluded graphs' IRIs
+MAX_SCANS = 62  # scan checks per shape: each has a bit in a 64-bit integer mask
 
 
 @dataclass(frozen=True)
@@ -65,13 +70,42 @@ class Branch:
     key: str | None = None  # extra distinguishing variable (closed: predicate; uniqueLang: language)
 
 
-class Codegen:
-    """Generates shape bodies for one (shapes graph, excluded graphs) pair."""
+@dataclass(frozen=True)
+class ScanCheck:
+    """A property shape with a predicate path whose constraints only test each value node
+    (value tests, logical constraints) and count the values (sh:minCount, sh:maxCount).
+    It is decided by the focus node's outgoing triples with that predicate, so commit
+    validation evaluates it from one scan of those triples instead of one lookup per shape."""
 
-    def __init__(self, shapes: ShapesGraph, excluded: tuple[str, ...] = ()) -> None:
+    predicate: str
+    test: str | None  # expression over SCAN_VALUE, true when the value violates the shape
+    low: int  # minimum count (0: none)
+    high: int | None  # maximum count
+    classes: tuple[str, ...] = ()  # sh:class: checked apart, once per distinct value
+    # The ResultSpec of the shape's sh:minCount / sh:maxCount, when a count failure is one
+    # result with it (no value), so that it needs no report query.
+    min_spec: int | None = None
+    max_spec: int | None = None
+
+    @property
+    def explained(self) -> bool:
+        return (self.low == 0 or self.min_spec is not None) and (self.high is None or self.max_spec is not None)
+
+    @property
+    def can_fail(self) -> bool:
+        return self.test is not None or self.low > 0 or self.high is not None or bool(self.classes)
+
+
+class Codegen:
+    """Generates shape bodies for a shapes graph, with or without excluded graphs. The
+    excluded graphs appear in the text as EXCLUDED, replaced by their IRIs when a query
+    runs: the bodies do not depend on which graphs they are (each commit has others)."""
+
+    def __init__(self, shapes: ShapesGraph, excluding: bool = False) -> None:
         self.shapes = shapes
-        self.excluded = excluded
+        self.excluding = excluding
         self.specs: list[ResultSpec] = []
+        self.count_specs: dict[tuple[Node, str], int] = {}  # (property shape, MinCount / MaxCount) -> spec
         self._counter = 0
         self._stack: list[Node] = []
 
@@ -83,13 +117,10 @@ class Codegen:
 
     def kept(self, s: str, p: str, o: str) -> str:
         """A filter dropping the triple when an excluded graph holds it ('' when none)."""
-        if not self.excluded:
+        if not self.excluding:
             return ""
-        if len(self.excluded) == 1:
-            return f"FILTER NOT EXISTS {{ GRAPH <{self.excluded[0]}> {{ {s} {p} {o} }} }} "
         g = self.var("xg")
-        graphs = " ".join(f"<{x}>" for x in self.excluded)
-        return f"FILTER NOT EXISTS {{ VALUES {g} {{ {graphs} }} GRAPH {g} {{ {s} {p} {o} }} }} "
+        return f"FILTER NOT EXISTS {{ VALUES {g} {{ {EXCLUDED} }} GRAPH {g} {{ {s} {p} {o} }} }} "
 
     def triple(self, s: str, p: str, o: str) -> str:
         return f"{s} {p} {o} . {self.kept(s, p, o)}"
@@ -98,7 +129,7 @@ class Codegen:
         """Triples connecting ``s`` to ``o`` along ``path``. Duplicates are possible, so
         counts use COUNT(DISTINCT) and reports SELECT DISTINCT. ``fresh``: ``o`` is a new
         variable (else a constant or a variable bound elsewhere)."""
-        core = f"{s} {to_sparql(path)} {o} . " if not self.excluded else self._expanded(s, push_inverse(path), o)
+        core = f"{s} {to_sparql(path)} {o} . " if not self.excluding else self._expanded(s, push_inverse(path), o)
         if not nullable(path):
             return core
         # Oxigraph finds no zero-length match from a node absent from the data graph (such
@@ -173,35 +204,103 @@ class Codegen:
                 if branches:
                     cid = self._spec(shape, constraint)
                     groups.extend(_report_group(b, focus, cid) for b in branches)
+                    if constraint.kind in ("MinCount", "MaxCount"):
+                        self.count_specs[(shape.node, constraint.kind)] = cid
             groups.extend(self._nested(shape, focus, self._report_groups))
         return groups
 
     def _check_groups(self, shape: Shape, focus: str) -> list[str]:
         if shape.deactivated:
             return []
-        groups: list[str] = []
         with self._entered(shape):
-            vals, v = self.values(shape, focus)
-            tests: list[str] = []
-            classes: list[str] = []
-            low, high = 0, None
+            groups = self._own_check_groups(shape, focus)
+            groups.extend(self._nested(shape, focus, self._check_groups))
+        return groups
+
+    def _own_check_groups(self, shape: Shape, focus: str) -> list[str]:
+        """Check groups of the shape's own constraints (not of its sh:property shapes)."""
+        groups: list[str] = []
+        vals, v = self.values(shape, focus)
+        tests: list[str] = []
+        classes: list[str] = []
+        low, high = 0, None
+        for c in shape.constraints:
+            if c.kind in VALUE_TESTS or c.kind in LOGICAL:
+                test = self._test(c, v)
+                if test is not None:
+                    tests.append(test)
+            elif c.kind == "Class":
+                classes.append(_iri(shape, c))
+            elif c.kind == "MinCount":
+                low = max(low, c.arg)
+            elif c.kind == "MaxCount":
+                high = c.arg if high is None else min(high, c.arg)
+            else:
+                groups.extend(f"{{ {b.pattern}}}" for b in self._branches(shape, c, focus))
+        merged = self._merged(shape, focus, vals, v, tests, classes, low, high)
+        return ([merged] if merged else []) + groups
+
+    # -- scan checks -------------------------------------------------------------------
+
+    def split_check(self, shape: Shape, focus: str) -> tuple[list[ScanCheck], str | None]:
+        """The check of a targeted shape split in two: the property shapes that one scan of
+        the focus node's outgoing triples decides (see ``ScanCheck``), and the UNION of the
+        remaining check groups (None: none)."""
+        if shape.deactivated:
+            return [], None
+        if shape.path is not None:
+            scan = self._scan_check(shape)
+            if scan is None:
+                return [], self.check_body(shape, focus)
+            return ([scan] if scan.can_fail else []), None
+        scans: list[ScanCheck] = []
+        with self._entered(shape):
+            groups = self._own_check_groups(shape, focus)
+            for node in shape.properties:
+                prop = self.shapes.shape(node)
+                scan = self._scan_check(prop) if len(scans) < MAX_SCANS else None
+                if scan is None:
+                    groups.extend(self._check_groups(prop, focus))
+                elif scan.can_fail:
+                    scans.append(scan)
+        return scans, _union(groups)
+
+    def _scan_check(self, shape: Shape) -> ScanCheck | None:
+        """The shape as a scan check, or None when it needs more than its values."""
+        if not isinstance(shape.path, Pred) or shape.properties:
+            return None
+        if shape.deactivated:
+            return ScanCheck(shape.path.iri, None, 0, None)
+        if any(c.kind not in SCANNABLE for c in shape.constraints):
+            return None
+        tests: list[str] = []
+        classes: list[str] = []
+        low, high = 0, None
+        with self._entered(shape):
             for c in shape.constraints:
-                if c.kind in VALUE_TESTS or c.kind in LOGICAL:
-                    test = self._test(c, v)
-                    if test is not None:
-                        tests.append(test)
-                elif c.kind == "Class":
-                    classes.append(_iri(shape, c))
-                elif c.kind == "MinCount":
+                if c.kind == "MinCount":
                     low = max(low, c.arg)
                 elif c.kind == "MaxCount":
                     high = c.arg if high is None else min(high, c.arg)
+                elif c.kind == "Class":
+                    classes.append(_iri(shape, c))
                 else:
-                    groups.extend(f"{{ {b.pattern}}}" for b in self._branches(shape, c, focus))
-            merged = self._merged(shape, focus, vals, v, tests, classes, low, high)
-            groups = ([merged] if merged else []) + groups
-            groups.extend(self._nested(shape, focus, self._check_groups))
-        return groups
+                    test = self._test(c, SCAN_VALUE)
+                    if test is not None:
+                        tests.append(test)
+        # The tests never raise an error (conditions.py), so they need no COALESCE.
+        test = (tests[0] if len(tests) == 1 else f"({' || '.join(tests)})") if tests else None
+        specs = {kind: self._count_spec(shape, kind) for kind in ("MinCount", "MaxCount")}
+        return ScanCheck(
+            shape.path.iri, test, low, high, tuple(sorted(set(classes))), specs["MinCount"], specs["MaxCount"]
+        )
+
+    def _count_spec(self, shape: Shape, kind: str) -> int | None:
+        """The spec of the shape's one constraint of this kind (as reported by report_body,
+        which runs first), or None: several (each is its own result), or none reported."""
+        if sum(1 for c in shape.constraints if c.kind == kind) != 1:
+            return None
+        return self.count_specs.get((shape.node, kind))
 
     def _merged(
         self, shape: Shape, f: str, vals: str, v: str, tests: list[str], classes: list[str], low: int, high: int | None
