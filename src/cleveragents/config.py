@@ -306,8 +306,7 @@ class Config:
                     raise ConfigurationError(
                         f"Invalid value for '{key}' in config file {path}: {exc}",
                         suggestions=[
-                            f"agents config set {key} <value>"
-                            + (" --project" if source is Source.PROJECT else "")
+                            f"agents config set {key} <value>" + (" --project" if source is Source.PROJECT else "")
                         ],
                         data={"file": str(path), "key": key},
                     ) from None

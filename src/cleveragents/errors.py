@@ -74,9 +74,7 @@ class QuerySyntaxError(ValidationError):
 
     category = "SYNTAX_ERROR"
 
-    def __init__(
-        self, message: str, *, line: int | None = None, column: int | None = None, **kw: Any
-    ) -> None:
+    def __init__(self, message: str, *, line: int | None = None, column: int | None = None, **kw: Any) -> None:
         super().__init__(message, **kw)
         self.line = line
         self.column = column

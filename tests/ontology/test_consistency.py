@@ -65,9 +65,7 @@ def test_inconsistent_individual_is_reported(tmp_path: Path) -> None:
     assert "INCONSISTENT" in report.summary()
 
 
-def test_missing_java_raises_dependency_error(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_missing_java_raises_dependency_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # A PATH without Java, as on a machine where none is installed.
     monkeypatch.setenv("PATH", str(tmp_path))
     assert shutil.which(owlready2.JAVA_EXE) is None

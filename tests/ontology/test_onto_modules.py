@@ -56,11 +56,7 @@ def _declared_terms() -> dict[str, str]:
 
 
 def _objects(subject: str, predicate: str) -> set[str]:
-    return {
-        t.object.value
-        for t in ontology_triples()
-        if t.subject.value == subject and t.predicate.value == predicate
-    }
+    return {t.object.value for t in ontology_triples() if t.subject.value == subject and t.predicate.value == predicate}
 
 
 def test_data_folders_resolve() -> None:
@@ -109,9 +105,7 @@ def test_unknown_prefix() -> None:
 
 def test_every_class_and_property_has_label_and_comment() -> None:
     missing = [
-        iri
-        for iri in _declared_terms()
-        if not _objects(iri, RDFS + "label") or not _objects(iri, RDFS + "comment")
+        iri for iri in _declared_terms() if not _objects(iri, RDFS + "label") or not _objects(iri, RDFS + "comment")
     ]
     assert missing == []
 
@@ -123,11 +117,7 @@ def test_every_named_individual_has_label_and_comment() -> None:
         if t.predicate.value == RDF_TYPE and t.object.value == OWL + "NamedIndividual"
     }
     assert len(individuals) > 150
-    missing = [
-        i
-        for i in individuals
-        if not _objects(i, RDFS + "label") or not _objects(i, RDFS + "comment")
-    ]
+    missing = [i for i in individuals if not _objects(i, RDFS + "label") or not _objects(i, RDFS + "comment")]
     assert missing == []
 
 
@@ -278,22 +268,16 @@ def test_spec_and_analyzer_terms_are_declared(term: str) -> None:
 )
 def test_spec_domains_and_ranges(term: str, domain: str, range_: str) -> None:
     info = show_term(term)
-    assert info.domains == (
-        show_term(domain).iri if ":" in domain and not domain.startswith("xsd") else domain,
-    )
+    assert info.domains == (show_term(domain).iri if ":" in domain and not domain.startswith("xsd") else domain,)
     expected_range = (
-        "http://www.w3.org/2001/XMLSchema#" + range_[4:]
-        if range_.startswith("xsd:")
-        else show_term(range_).iri
+        "http://www.w3.org/2001/XMLSchema#" + range_[4:] if range_.startswith("xsd:") else show_term(range_).iri
     )
     assert info.ranges == (expected_range,)
 
 
 # ── Hierarchies reach layer 0 (the universal view) ────────────────
 
-LAYER0_CLASSES = {
-    UKO + c for c in ("InformationUnit", "Container", "Atom", "Annotation", "Boundary")
-}
+LAYER0_CLASSES = {UKO + c for c in ("InformationUnit", "Container", "Atom", "Annotation", "Boundary")}
 
 
 def test_every_uko_class_reaches_information_unit() -> None:
@@ -344,11 +328,7 @@ def test_every_uko_object_property_is_rooted_or_deliberately_standalone() -> Non
         show_term("uko-infra:exposes").iri,
     }
     for iri, kind in _declared_terms().items():
-        if (
-            kind == OWL + "ObjectProperty"
-            and iri.startswith(UKO.rstrip("#"))
-            and iri not in standalone
-        ):
+        if kind == OWL + "ObjectProperty" and iri.startswith(UKO.rstrip("#")) and iri not in standalone:
             assert superproperties(iri) & roots, iri
 
 
@@ -557,9 +537,7 @@ def test_load_replaces_graph_content(tmp_path: Path) -> None:
     s = load_shapes(store, shapes)
     assert load_shapes(store, shapes) == s  # shapes have blank nodes; still no copies
     assert len(store) == n + s
-    extra = ox.Triple(
-        ox.NamedNode("https://example.org/C"), ox.NamedNode(RDF_TYPE), ox.NamedNode(OWL + "Class")
-    )
+    extra = ox.Triple(ox.NamedNode("https://example.org/C"), ox.NamedNode(RDF_TYPE), ox.NamedNode(OWL + "Class"))
     assert load_ontology(store, graph, [extra]) == n + 1
     assert len(store) == n + s + 1
 
@@ -567,7 +545,5 @@ def test_load_replaces_graph_content(tmp_path: Path) -> None:
 def test_ontology_has_no_blank_nodes() -> None:
     # Stable triples across reloads and exact diffs between ontology versions.
     assert not [
-        t
-        for t in ontology_triples()
-        if isinstance(t.subject, ox.BlankNode) or isinstance(t.object, ox.BlankNode)
+        t for t in ontology_triples() if isinstance(t.subject, ox.BlankNode) or isinstance(t.object, ox.BlankNode)
     ]

@@ -129,9 +129,7 @@ def _validate(data: Graph, *, focus_on_data: bool = True) -> list[Result]:
     for triple in data:
         graph.add(triple)
     focus = sorted({s for s in data.subjects() if isinstance(s, URIRef)}) if focus_on_data else None
-    _, report, _ = pyshacl.validate(
-        graph, shacl_graph=_shapes(), inference="none", focus_nodes=focus
-    )
+    _, report, _ = pyshacl.validate(graph, shacl_graph=_shapes(), inference="none", focus_nodes=focus)
     out = []
     for r in report.subjects(RDF.type, SH.ValidationResult):
         path = report.value(r, SH.resultPath)
@@ -405,9 +403,7 @@ CASES: list[tuple[str, Mutation, str, str | None, str]] = [
     ),
     (
         "two-valid-from",
-        lambda g: g.add(
-            (ID["login-r7"], UKO.validFrom, Literal("2026-02-01T00:00:00Z", datatype=XSD.dateTime))
-        ),
+        lambda g: g.add((ID["login-r7"], UKO.validFrom, Literal("2026-02-01T00:00:00Z", datatype=XSD.dateTime))),
         ID["login-r7"],
         UKO.validFrom,
         "MaxCountConstraintComponent",
@@ -462,16 +458,13 @@ CASES: list[tuple[str, Mutation, str, str | None, str]] = [
     [case[1:] for case in CASES],
     ids=[case[0] for case in CASES],
 )
-def test_broken_data_is_rejected(
-    mutation: Mutation, focus: URIRef, path: URIRef | None, component: str
-) -> None:
+def test_broken_data_is_rejected(mutation: Mutation, focus: URIRef, path: URIRef | None, component: str) -> None:
     data = _good()
     mutation(data)
     results = _validate(data)
     violations = [r for r in results if r.severity == "Violation"]
     assert any(
-        r.focus == str(focus) and r.component == component and (path is None or r.path == str(path))
-        for r in violations
+        r.focus == str(focus) and r.component == component and (path is None or r.path == str(path)) for r in violations
     ), violations
     assert all(r.message for r in results)
 

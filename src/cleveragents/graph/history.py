@@ -10,7 +10,6 @@ from datetime import UTC, datetime
 import pyoxigraph as ox
 
 from cleveragents.errors import NotFoundError, ValidationError
-from cleveragents.graph import layout
 from cleveragents.graph.store import GraphStore
 from cleveragents.terms import ID, UKO
 
@@ -193,23 +192,3 @@ def require_known(store: GraphStore, node: ox.NamedNode) -> None:
 
 def commit_times(store: GraphStore) -> dict[int, CommitInfo]:
     return {c.revision: c for c in log(store)}
-
-
-def interval_graph_count(store: GraphStore) -> dict[str, int]:
-    counts: dict[str, int] = {"iv": 0, "inf": 0}
-    for iv in store.interval_graphs().values():
-        if iv.family in counts:
-            counts[iv.family] += 1
-    return counts
-
-
-__all__ = [
-    "CommitInfo",
-    "TripleSpan",
-    "diff",
-    "history",
-    "layout",
-    "log",
-    "resolve_revision",
-    "state",
-]

@@ -226,9 +226,6 @@ class GraphStore:
         except SyntaxError as exc:
             raise syntax_error(exc, "SPARQL") from None
 
-    def select(self, sparql: str, **kwargs: Any) -> Iterator[ox.QuerySolution]:
-        yield from self.query(sparql, **kwargs)
-
     def live_quads(
         self,
         subject: ox.NamedNode | None = None,

@@ -80,9 +80,7 @@ def import_file(
         raise syntax_error(exc, f"{rdf_format.name} in {path}") from None
     with ws.writer() as session:
         return session.commit(
-            CommitRequest(
-                add_ntriples=ntriples, message=message or f"import {path.name}", cause="import", agent=agent
-            )
+            CommitRequest(add_ntriples=ntriples, message=message or f"import {path.name}", cause="import", agent=agent)
         )
 
 

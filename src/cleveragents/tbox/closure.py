@@ -98,9 +98,7 @@ def tbox_closure(triples: Iterable[ox.Triple] | None = None) -> list[ox.Triple]:
     classes, properties = closure_pairs(triples)
     sc, sp = ox.NamedNode(RDFS_SUBCLASSOF), ox.NamedNode(RDFS_SUBPROPERTYOF)
     out = [
-        ox.Triple(ox.NamedNode(c), sc, ox.NamedNode(sup))
-        for c, sups in sorted(classes.items())
-        for sup in sorted(sups)
+        ox.Triple(ox.NamedNode(c), sc, ox.NamedNode(sup)) for c, sups in sorted(classes.items()) for sup in sorted(sups)
     ]
     out += [
         ox.Triple(ox.NamedNode(p), sp, ox.NamedNode(sup))

@@ -70,9 +70,7 @@ def reasoning_document(extra: Iterable[Path] = (), *, include_bundled: bool = Tr
     return ntriples(triples)
 
 
-def check_consistency(
-    extra: Iterable[Path] = (), *, include_bundled: bool = True
-) -> ConsistencyReport:
+def check_consistency(extra: Iterable[Path] = (), *, include_bundled: bool = True) -> ConsistencyReport:
     """Run HermiT on the ontology plus ``extra`` Turtle files (e.g. a new UKO module).
 
     Raises DependencyMissingError when Java is not available.
@@ -90,11 +88,7 @@ def check_consistency(
         except owlready2.OwlReadyJavaError as exc:
             raise CleverAgentsError("the HermiT reasoner failed", detail=str(exc)) from exc
         empty = tuple(
-            sorted(
-                c.iri
-                for c in world.inconsistent_classes()
-                if getattr(c, "iri", OWL + "Nothing") != OWL + "Nothing"
-            )
+            sorted(c.iri for c in world.inconsistent_classes() if getattr(c, "iri", OWL + "Nothing") != OWL + "Nothing")
         )
         return ConsistencyReport(consistent=True, unsatisfiable=empty, triples=count)
     finally:

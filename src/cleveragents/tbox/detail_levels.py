@@ -99,9 +99,7 @@ def _model(triples: Iterable[ox.Triple] | None) -> _Model:
     return _bundled() if triples is None else _build(triples)
 
 
-def _effective(
-    model: _Model, map_iri: str, visiting: frozenset[str] = frozenset()
-) -> list[_LevelDef]:
+def _effective(model: _Model, map_iri: str, visiting: frozenset[str] = frozenset()) -> list[_LevelDef]:
     if map_iri in model.effective:
         return model.effective[map_iri]
     if map_iri in visiting:
@@ -159,9 +157,7 @@ def _map_for(model: _Model, target: str) -> str:
         return target
     bare = target.rstrip(":")
     if bare in PREFIXES or any(m.prefix == bare for m in list_modules()):
-        namespace = PREFIXES.get(bare) or next(
-            m.namespace for m in list_modules() if m.prefix == bare
-        )
+        namespace = PREFIXES.get(bare) or next(m.namespace for m in list_modules() if m.prefix == bare)
         if namespace in model.by_namespace:
             return model.by_namespace[namespace]
         raise NotFoundError(f"no DetailLevelMap is registered for {bare}:")
@@ -204,9 +200,7 @@ def _by_distance(model: _Model, iri: str) -> list[str]:
 
 
 def _is_direct(edges: dict[str, set[str]], node: str, sup: str) -> bool:
-    return not any(
-        sup in edges.get(mid, ()) for mid in edges.get(node, ()) if mid not in (node, sup)
-    )
+    return not any(sup in edges.get(mid, ()) for mid in edges.get(node, ()) if mid not in (node, sup))
 
 
 def _chain_length(model: _Model, cls: str) -> int:
@@ -226,10 +220,7 @@ def effective_levels(target: str, triples: Iterable[ox.Triple] | None = None) ->
     """
     model = _model(triples)
     levels = _effective(model, _map_for(model, target))
-    return [
-        Level(lv.name, depth, _prefix_of(model.maps[lv.map_iri].namespace))
-        for depth, lv in enumerate(levels)
-    ]
+    return [Level(lv.name, depth, _prefix_of(model.maps[lv.map_iri].namespace)) for depth, lv in enumerate(levels)]
 
 
 def resolve_depth(target: str, depth: int | str, triples: Iterable[ox.Triple] | None = None) -> int:

@@ -83,14 +83,10 @@ class _Index:
             self.by_object[t.object.value].append(t)
 
     def objects(self, s: str, p: str) -> list[str]:
-        return sorted(
-            {t.object.value for t in self.by_subject.get(s, ()) if t.predicate.value == p}
-        )
+        return sorted({t.object.value for t in self.by_subject.get(s, ()) if t.predicate.value == p})
 
     def subjects(self, p: str, o: str) -> list[str]:
-        return sorted(
-            {t.subject.value for t in self.by_object.get(o, ()) if t.predicate.value == p}
-        )
+        return sorted({t.subject.value for t in self.by_object.get(o, ()) if t.predicate.value == p})
 
 
 @cache

@@ -76,9 +76,7 @@ def _module_from(path: Path, triples: list[ox.Triple]) -> OntologyModule:
         raise ValidationError(f"{path.name}: expected exactly one owl:Ontology header")
     iri = headers[0]
     layer = _literal(triples, iri, UKO + "layer")
-    imports = tuple(
-        t.object.value for t in triples if t.subject == iri and t.predicate.value == OWL + "imports"
-    )
+    imports = tuple(t.object.value for t in triples if t.subject == iri and t.predicate.value == OWL + "imports")
     return OntologyModule(
         prefix=_literal(triples, iri, VANN + "preferredNamespacePrefix") or "",
         namespace=_literal(triples, iri, VANN + "preferredNamespaceUri") or iri.value + "#",
@@ -152,9 +150,7 @@ def replace_graph(store: ox.Store, graph: GraphName | None, triples: Iterable[ox
     return len(rows)
 
 
-def load_ontology(
-    store: ox.Store, graph: GraphName | None = None, extra: Iterable[ox.Triple] = ()
-) -> int:
+def load_ontology(store: ox.Store, graph: GraphName | None = None, extra: Iterable[ox.Triple] = ()) -> int:
     """Replace ``graph`` of ``store`` with the ontology (plus ``extra`` triples, e.g. a user
     module); returns the number of triples written."""
     return replace_graph(store, graph, [*ontology_triples(), *extra])
