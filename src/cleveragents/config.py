@@ -110,6 +110,19 @@ KEYS: Final[dict[str, KeySpec]] = {
             "Validate every commit against the SHACL shapes before writing it.",
         ),
         KeySpec("user.name", "str", _default_user, "Agent recorded on commits (default: $USER)."),
+        KeySpec(
+            "index.max_file_bytes",
+            "int",
+            1_000_000,
+            "Files larger than this get a file-level node only, without analysis.",
+            minimum=1,
+        ),
+        KeySpec(
+            "analyzers.path",
+            "str",
+            "",
+            "Directories of your own analyzer plugins (os.pathsep-separated); they take precedence over built-ins.",
+        ),
     )
 }
 

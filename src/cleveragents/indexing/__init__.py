@@ -1,0 +1,1 @@
+"""Feeding the graph: analyzer plugins, linking, incremental indexing, git history, rendering."""

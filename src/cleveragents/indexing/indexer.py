@@ -1,0 +1,607 @@
+"""Incremental indexing of one resource: analyze what changed, link, commit the difference.
+
+One run:
+
+1. list the snapshot's files and read them; files no analyzer takes, binary files,
+   undecodable text and vanished files are skipped with a reason;
+2. compare content hashes (and analyzer versions) with the file nodes in the graph:
+   unchanged files are not analyzed; an unchanged tree ends here, with no commit;
+3. analyze the changed files, in worker processes when there are many;
+4. link references by name over the symbols of every file of the resource (the link
+   data of unchanged files comes from a cache beside the store, rebuilt from the files
+   when it is missing or stale); files whose references could resolve differently
+   because definitions appeared or vanished are re-linked too;
+5. diff the desired triples of the affected files against their live triples and make
+   one commit (a changed entity keeps its IRI and gets a new revision; deleted files and
+   entities get their intervals closed).
+
+The commit is all or nothing, so an interrupted run leaves the store as it was and the
+next run starts from what is committed.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import pyoxigraph as ox
+
+from cleveragents.graph.commit import CommitRequest, CommitResult, Triple
+from cleveragents.graph.history import is_bookkeeping
+from cleveragents.graph.store import GraphStore
+from cleveragents.services.workspace import WriteSession
+from cleveragents.terms import CA, RDF_TYPE, UKO, UKO_CODE, UKO_PY
+
+from . import emit
+from .content import ContentStore
+from .link import SymbolTable, referenced_names
+from .model import Analyzer, FileAnalysis, Reference, SourceFile
+from .plugins import AnalyzerSet
+from .sources import Skipped, Snapshot
+
+INDEXED_BY = CA + "indexedBy"
+DEFAULT_MAX_FILE_BYTES = 1_000_000
+# Below this many files the process pool costs more than it saves.
+PARALLEL_THRESHOLD = 64
+_BINARY_SNIFF = 8192
+
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+
+
+@dataclass(frozen=True)
+class FileError:
+    path: str
+    message: str
+
+
+@dataclass
+class LinkData:
+    """What linking needs from one file, cached so unchanged files are not re-parsed."""
+
+    content_hash: str
+    analyzer: str  # 'name@version'
+    symbols: tuple[tuple[str, str, str], ...]  # (namespace, name, entity key)
+    references: tuple[Reference, ...]
+
+
+@dataclass
+class FileResult:
+    path: str
+    link: LinkData
+    ntriples: str  # the file's own triples (no cross-file edges)
+    entities: int
+    problems: int
+    hidden: tuple[str, ...] = ()
+    data: bytes = b""
+
+
+@dataclass
+class IndexSummary:
+    resource: str
+    files_seen: int = 0
+    analyzed: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    parse_problems: dict[str, int] = field(default_factory=dict)  # path -> error count
+    hidden_entities: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    entities_added: int = 0
+    entities_changed: int = 0
+    entities_removed: int = 0
+    triples_added: int = 0
+    triples_closed: int = 0
+    edges: int = 0
+    unresolved: int = 0
+    revision: int | None = None
+    seconds: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "resource": self.resource,
+            "files_seen": self.files_seen,
+            "analyzed": self.analyzed,
+            "unchanged": self.unchanged,
+            "deleted": self.deleted,
+            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+            "errors": [{"path": e.path, "message": e.message} for e in self.errors],
+            "parse_problems": dict(sorted(self.parse_problems.items())),
+            "hidden_entities": {k: list(v) for k, v in sorted(self.hidden_entities.items())},
+            "entities_added": self.entities_added,
+            "entities_changed": self.entities_changed,
+            "entities_removed": self.entities_removed,
+            "triples_added": self.triples_added,
+            "triples_closed": self.triples_closed,
+            "edges": self.edges,
+            "unresolved_references": self.unresolved,
+            "revision": self.revision,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass(frozen=True)
+class Target:
+    """The resource being indexed and how to commit to it."""
+
+    iri: str
+    ulid: str
+    name: str
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    message: str
+    cause: str = "index"
+    agent: str = "cleveragents"
+    external_id: str | None = None
+    timestamp: datetime | None = None
+    # Facts about the resource node replaced by this run (predicate IRI -> value), e.g.
+    # the git commit a history replay indexed; a change here alone still makes a commit.
+    resource_state: tuple[tuple[str, str], ...] = ()
+
+
+def analyzer_id(analyzer: Analyzer) -> str:
+    return f"{analyzer.name}@{analyzer.version}"
+
+
+# -- analysis (runs in worker processes) -------------------------------------------------
+
+_worker_analyzers: AnalyzerSet | None = None
+_worker_target: Target | None = None
+_worker_max_bytes = DEFAULT_MAX_FILE_BYTES
+
+
+def _analyze(job: tuple[str, bytes]) -> FileResult | FileError:
+    path, data = job
+    assert _worker_analyzers is not None and _worker_target is not None
+    analyzer = _worker_analyzers.for_path(path)
+    if analyzer is None:
+        return FileError(path, "no analyzer")
+    source = SourceFile(path, data, emit.content_hash(data))
+    try:
+        analysis = _file_node_only(analyzer, source) if len(data) > _worker_max_bytes else analyzer.analyze(source)
+        if not analysis.entities or analysis.entities[0].key != "":
+            return FileError(path, f"analyzer {analyzer.name} returned no file node")
+        lines = emit.entity_lines(analysis, source, _worker_target.ulid, _worker_target.iri)
+    except Exception as exc:  # one bad file never aborts a run; it is reported
+        return FileError(path, f"{analyzer.name} analyzer failed: {type(exc).__name__}: {exc}")
+    file_node = emit.file_iri(_worker_target.ulid, path)
+    lines.append(f"<{file_node}> <{INDEXED_BY}> {emit.literal(analyzer_id(analyzer))} .")
+    symbols = tuple((ns, name, e.key) for e in analysis.entities for ns, name in e.symbols)
+    hidden = tuple(name for problem in analysis.problems for name in problem.hidden)
+    return FileResult(
+        path,
+        LinkData(source.content_hash, analyzer_id(analyzer), symbols, tuple(analysis.references)),
+        "\n".join(lines),
+        len(analysis.entities),
+        len(analysis.problems),
+        hidden,
+    )
+
+
+def _file_node_only(analyzer: Analyzer, source: SourceFile) -> FileAnalysis:
+    from .model import Entity
+
+    node = Entity("", analyzer.file_types(source.path), PurePosixPath(source.path).name)
+    node.add(CA + "skippedReason", f"larger than the analysis limit ({len(source.data)} bytes)")
+    return FileAnalysis([node])
+
+
+def _analyze_all(
+    jobs: list[tuple[str, bytes]], analyzers: AnalyzerSet, target: Target, max_bytes: int, progress: Progress | None
+) -> list[FileResult | FileError]:
+    global _worker_analyzers, _worker_target, _worker_max_bytes
+    _worker_analyzers, _worker_target, _worker_max_bytes = analyzers, target, max_bytes
+    results: list[FileResult | FileError] = []
+    workers = min(os.cpu_count() or 1, 4)
+    if len(jobs) < PARALLEL_THRESHOLD or workers < 2:
+        for job in jobs:
+            results.append(_analyze(job))
+            if progress:
+                progress("analyze", len(results), len(jobs))
+        return results
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        for result in pool.map(_analyze, jobs, chunksize=16):
+            results.append(result)
+            if progress:
+                progress("analyze", len(results), len(jobs))
+    return results
+
+
+# -- the run -----------------------------------------------------------------------------
+
+
+class Indexer:
+    def __init__(
+        self,
+        session: WriteSession,
+        analyzers: AnalyzerSet,
+        content: ContentStore,
+        cache_dir: Path,
+        *,
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        progress: Progress | None = None,
+    ) -> None:
+        self.session = session
+        self.store: GraphStore = session.store
+        self.analyzers = analyzers
+        self.content = content
+        self.cache_dir = cache_dir
+        self.max_file_bytes = max_file_bytes
+        self.progress = progress
+        # Link data per resource, kept between runs of one process (history replay, --watch).
+        self._link_cache: dict[str, dict[str, LinkData]] = {}
+
+    def run(self, target: Target, snapshot: Snapshot, info: CommitInfo, *, full: bool = False) -> IndexSummary:
+        started = time.perf_counter()
+        summary = IndexSummary(target.name)
+        laps: dict[str, float] = {}
+
+        def lap(name: str, since: list[float] = [started]) -> None:  # noqa: B006 - a stopwatch
+            now = time.perf_counter()
+            laps[name] = round(now - since[0], 3)
+            since[0] = now
+
+        paths, skipped = snapshot.listing()
+        summary.skipped += skipped
+        files = self._read(snapshot, paths, summary)
+        summary.files_seen = len(paths)
+        lap("read")
+
+        live = self._live_files(target)
+        cache = self._load_cache(target)
+        changed = {
+            p
+            for p, (data, analyzer) in files.items()
+            if full or live.get(p) != (emit.content_hash(data), analyzer_id(analyzer))
+        }
+        deleted = set(live) - set(files)
+        summary.unchanged = len(files) - len(changed)
+        summary.deleted = len(deleted)
+        state_add, state_remove = self._resource_state(target, info)
+        lap("compare")
+        if not changed and not deleted and not state_add:
+            summary.seconds = time.perf_counter() - started
+            summary.timings = laps
+            return summary
+
+        # Unchanged files whose cached link data is missing or stale are re-analyzed too.
+        stale = {p for p in files if p not in changed and _cached(cache, p) != live.get(p)}
+        to_analyze = changed | stale
+        results = self._analyze(target, files, to_analyze, summary)
+        lap("analyze")
+
+        links = {p: cache[p] for p in files if p not in results and p in cache}
+        links.update({p: r.link for p, r in results.items()})
+        table = self._symbols(target, links)
+        relink = self._relink_set(cache, results, deleted, links) - set(results)
+        if relink:
+            results.update(self._analyze(target, files, relink, summary))
+        lap("link")
+
+        desired = {
+            p: r.ntriples + "\n" + self._edge_text(target, p, r.link.references, table, summary)
+            for p, r in results.items()
+        }
+        directories = _directory_text(target, files)
+        first_index = not live
+        if first_index:
+            summary.entities_added = sum(r.entities for r in results.values())
+        for r in results.values():
+            self.content.put(r.link.content_hash, files[r.path][0])
+        lap("emit")
+
+        request = self._request(target, desired, directories, deleted, first_index, info, summary)
+        if state_add:
+            request = request or CommitRequest(**_commit_fields(info))
+            if request.add_ntriples is not None:  # the bulk path reads only the N-Triples
+                extra = "".join(f"{s} {p} {o} .\n" for s, p, o in state_add).encode()
+                request.add_ntriples = request.add_ntriples + b"\n" + extra
+            else:
+                request.add = [*request.add, *state_add]
+            request.remove = [*request.remove, *state_remove]
+        lap("diff")
+        if request is not None:
+            result: CommitResult = self.session.commit(request)
+            summary.revision = result.revision
+            summary.triples_added = result.added
+            summary.triples_closed = result.removed
+        lap("commit")
+        for p, r in results.items():
+            cache[p] = r.link
+        for p in deleted:
+            cache.pop(p, None)
+        self._save_cache(target, cache)
+        summary.analyzed = len(results)
+        summary.seconds = time.perf_counter() - started
+        summary.timings = laps
+        return summary
+
+    # -- steps -------------------------------------------------------------------------
+
+    def _read(self, snapshot: Snapshot, paths: list[str], summary: IndexSummary) -> dict[str, tuple[bytes, Analyzer]]:
+        files: dict[str, tuple[bytes, Analyzer]] = {}
+        reader = getattr(snapshot, "read_many", None)
+        wanted: list[tuple[str, Analyzer]] = []
+        for path in paths:
+            analyzer = self.analyzers.for_path(path)
+            if analyzer is None:
+                summary.skipped.append(Skipped(path, "no analyzer for this file type"))
+            else:
+                wanted.append((path, analyzer))
+        by_path = dict(wanted)
+        if reader is not None:
+            loaded = reader([p for p, _ in wanted])
+        else:
+            loaded = (_read_one(snapshot, p, summary) for p, _ in wanted)
+        for path, data in loaded:
+            if data is None:
+                continue
+            analyzer = by_path[path]
+            reason = _unreadable_reason(data, binary_ok=getattr(analyzer, "binary", False))
+            if reason:
+                summary.skipped.append(Skipped(path, reason))
+            else:
+                files[path] = (data, analyzer)
+        return files
+
+    def _live_files(self, target: Target) -> dict[str, tuple[str, str]]:
+        """path -> (content hash, analyzer id) of the file nodes currently in the graph."""
+        rows = self.store.raw.query(
+            f"SELECT ?path ?hash ?by WHERE {{ ?f <{INDEXED_BY}> ?by ; <{UKO}sourceResource> <{target.iri}> ; "
+            f"<{UKO}sourcePath> ?path ; <{UKO}contentHash> ?hash }}"
+        )
+        return {row["path"].value: (row["hash"].value, row["by"].value) for row in rows}
+
+    def _analyze(
+        self, target: Target, files: dict[str, tuple[bytes, Analyzer]], paths: Iterable[str], summary: IndexSummary
+    ) -> dict[str, FileResult]:
+        jobs = [(p, files[p][0]) for p in sorted(paths)]
+        out: dict[str, FileResult] = {}
+        for result in _analyze_all(jobs, self.analyzers, target, self.max_file_bytes, self.progress):
+            if isinstance(result, FileError):
+                summary.errors.append(result)
+                continue
+            out[result.path] = result
+            if result.problems:
+                summary.parse_problems[result.path] = result.problems
+            if result.hidden:
+                summary.hidden_entities[result.path] = result.hidden
+        return out
+
+    def _symbols(self, target: Target, links: dict[str, LinkData]) -> SymbolTable:
+        table = SymbolTable()
+        for path, link in links.items():
+            for namespace, name, key in link.symbols:
+                table.define(namespace, name, emit.file_iri(target.ulid, path, key))
+        return table
+
+    def _relink_set(
+        self,
+        cache: dict[str, LinkData],
+        results: dict[str, FileResult],
+        deleted: set[str],
+        links: dict[str, LinkData],
+    ) -> set[str]:
+        """Unchanged files whose references may now resolve differently."""
+        touched: set[str] = set()
+        for path, result in results.items():
+            before = {(ns, name) for ns, name, _ in cache[path].symbols} if path in cache else set()
+            after = {(ns, name) for ns, name, _ in result.link.symbols}
+            touched.update(name for _, name in before ^ after)
+        for path in deleted:
+            if path in cache:
+                touched.update(name for _, name, _ in cache[path].symbols)
+        if not touched:
+            return set()
+        touched |= {name.rsplit(".", 1)[-1] for name in touched}
+        return {p for p, link in links.items() if p not in results and referenced_names(link.references) & touched}
+
+    def _edge_text(
+        self, target: Target, path: str, references: tuple[Reference, ...], table: SymbolTable, summary: IndexSummary
+    ) -> str:
+        best: dict[tuple[str, str, str], float] = {}
+        for reference in references:
+            source = emit.file_iri(target.ulid, path, reference.source)
+            hits = table.resolve(reference)
+            if not hits:
+                summary.unresolved += 1
+            for iri, confidence in hits:
+                if iri == source and reference.predicate != UKO_CODE + "calls":
+                    continue
+                key = (source, reference.predicate, iri)
+                best[key] = max(confidence, best.get(key, 0.0))
+        summary.edges += len(best)
+        lines: list[str] = []
+        for (s, p, o), confidence in best.items():
+            lines += emit.edge_lines(s, p, o, confidence, "name-match")
+        return "\n".join(lines)
+
+    def _request(
+        self,
+        target: Target,
+        desired: dict[str, str],
+        directories: str,
+        deleted: set[str],
+        first_index: bool,
+        info: CommitInfo,
+        summary: IndexSummary,
+    ) -> CommitRequest | None:
+        common = _commit_fields(info)
+        if first_index:
+            text = "\n".join([*desired.values(), directories])
+            return CommitRequest(add_ntriples=text.encode("utf-8", errors="replace"), **common)
+        paths = set(desired) | deleted
+        old = self._live_triples(target, paths)
+        old.update(self._live_directory_triples(target))
+        new = _canonical("\n".join([*desired.values(), directories]))
+        add = [t for k, t in new.items() if k not in old]
+        remove = [t for k, t in old.items() if k not in new]
+        if not add and not remove:
+            return None
+        _count_entity_changes(add, remove, summary)
+        return CommitRequest(
+            add=[(t.subject, t.predicate, t.object) for t in add],
+            remove=[(t.subject, t.predicate, t.object) for t in remove],
+            **common,
+        )
+
+    def _resource_state(self, target: Target, info: CommitInfo) -> tuple[list[Triple], list[Triple]]:
+        """Triples to add and remove so the resource node carries ``info.resource_state``."""
+        add: list[Triple] = []
+        remove: list[Triple] = []
+        node = ox.NamedNode(target.iri)
+        for predicate, value in info.resource_state:
+            current = [q.object for q in self.store.live_quads(node, ox.NamedNode(predicate))]
+            if [o.value for o in current] != [value]:
+                add.append((node, ox.NamedNode(predicate), ox.Literal(value)))
+                remove += [(node, ox.NamedNode(predicate), o) for o in current]
+        return add, remove
+
+    def _live_triples(self, target: Target, paths: set[str]) -> dict[str, ox.Triple]:
+        """The asserted, current triples of the nodes of these files and of their edges' reifiers."""
+        found: dict[str, ox.Triple] = {}
+        ordered = sorted(paths)
+        for start in range(0, len(ordered), 200):
+            values = " ".join(emit.literal(p) for p in ordered[start : start + 200])
+            head = f"VALUES ?path {{ {values} }} ?n <{UKO}sourcePath> ?path ; <{UKO}sourceResource> <{target.iri}> ."
+            for query in (
+                f"SELECT ?s ?p ?o WHERE {{ {head} BIND(?n AS ?s) ?s ?p ?o }}",
+                f"SELECT ?s ?p ?o WHERE {{ {head} ?s <{emit.REIFIES}> <<( ?n ?q ?t )>> . ?s ?p ?o }}",
+            ):
+                for row in self.store.raw.query(query):
+                    triple = ox.Triple(row["s"], row["p"], row["o"])
+                    if not is_bookkeeping((triple.subject, triple.predicate, triple.object)):
+                        found[str(triple)] = triple
+        return found
+
+    def _live_directory_triples(self, target: Target) -> dict[str, ox.Triple]:
+        rows = self.store.raw.query(
+            f"SELECT ?s ?p ?o WHERE {{ ?s a <{UKO_CODE}Package> ; <{UKO}sourceResource> <{target.iri}> . ?s ?p ?o }}"
+        )
+        found: dict[str, ox.Triple] = {}
+        for row in rows:
+            triple = ox.Triple(row["s"], row["p"], row["o"])
+            if not is_bookkeeping((triple.subject, triple.predicate, triple.object)):
+                found[str(triple)] = triple
+        return found
+
+    # -- link-data cache -----------------------------------------------------------------
+
+    def _cache_file(self, target: Target) -> Path:
+        return self.cache_dir / f"{target.ulid}.pickle"
+
+    def _load_cache(self, target: Target) -> dict[str, LinkData]:
+        if target.ulid in self._link_cache:
+            return self._link_cache[target.ulid]
+        try:
+            with self._cache_file(target).open("rb") as handle:
+                fingerprint, files = pickle.load(handle)
+        except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError):
+            return {}
+        return files if fingerprint == self.analyzers.fingerprint() else {}
+
+    def _save_cache(self, target: Target, files: dict[str, LinkData]) -> None:
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.cache_dir, prefix=".tmp-")
+        with os.fdopen(fd, "wb") as handle:
+            pickle.dump((self.analyzers.fingerprint(), files), handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, self._cache_file(target))
+        self._link_cache[target.ulid] = files
+
+
+def _commit_fields(info: CommitInfo) -> dict[str, Any]:
+    return {
+        "message": info.message,
+        "cause": info.cause,
+        "agent": info.agent,
+        "external_id": info.external_id,
+        "timestamp": info.timestamp,
+    }
+
+
+def _cached(cache: dict[str, LinkData], path: str) -> tuple[str, str] | None:
+    link = cache.get(path)
+    return (link.content_hash, link.analyzer) if link else None
+
+
+def _read_one(snapshot: Snapshot, path: str, summary: IndexSummary) -> tuple[str, bytes | None]:
+    try:
+        return path, snapshot.read(path)
+    except FileNotFoundError:
+        summary.skipped.append(Skipped(path, "vanished while indexing"))
+    except PermissionError:
+        summary.skipped.append(Skipped(path, "unreadable: permission denied"))
+    except IsADirectoryError:
+        summary.skipped.append(Skipped(path, "not a regular file"))
+    except OSError as exc:
+        summary.skipped.append(Skipped(path, f"unreadable: {exc.strerror or exc}"))
+    return path, None
+
+
+def _unreadable_reason(data: bytes, *, binary_ok: bool) -> str | None:
+    if binary_ok:
+        return None
+    if b"\0" in data[:_BINARY_SNIFF]:
+        return "binary file"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"not valid UTF-8 (byte {exc.start}: {exc.reason})"
+    return None
+
+
+def _directory_text(target: Target, files: dict[str, tuple[bytes, Analyzer]]) -> str:
+    """Package nodes for every directory holding an indexed file, with uko:contains."""
+    children: dict[str, set[str]] = {"": set()}
+    python_packages: set[str] = set()
+    for path in files:
+        parts = path.split("/")
+        for depth in range(len(parts) - 1):
+            parent = "/".join(parts[:depth])
+            child = "/".join(parts[: depth + 1])
+            children.setdefault(parent, set()).add(emit.directory_iri(target.ulid, child))
+            children.setdefault(child, set())
+        parent = "/".join(parts[:-1])
+        children.setdefault(parent, set()).add(emit.file_iri(target.ulid, path))
+        if parts[-1] == "__init__.py":
+            python_packages.add(parent)
+    lines: list[str] = []
+    for directory, members in children.items():
+        node = emit.directory_iri(target.ulid, directory)
+        lines.append(f"<{node}> <{RDF_TYPE}> <{UKO_CODE}Package> .")
+        if directory in python_packages:
+            lines.append(f"<{node}> <{RDF_TYPE}> <{UKO_PY}Package> .")
+        name = directory.rsplit("/", 1)[-1] if directory else target.name
+        lines.append(f"<{node}> <{UKO}name> {emit.literal(name)} .")
+        lines += emit.provenance_lines(node, target.iri, directory or ".")
+        lines += [f"<{node}> <{emit.CONTAINS}> <{member}> ." for member in sorted(members)]
+    return "\n".join(lines)
+
+
+def _canonical(text: str) -> dict[str, ox.Triple]:
+    """Parse through a scratch store so literals take Oxigraph's canonical form."""
+    scratch = ox.Store()
+    scratch.load(text.encode("utf-8", errors="replace"), format=ox.RdfFormat.N_TRIPLES)
+    return {str(q.triple): q.triple for q in scratch}
+
+
+def _count_entity_changes(add: list[ox.Triple], remove: list[ox.Triple], summary: IndexSummary) -> None:
+    typed_added = {t.subject for t in add if t.predicate.value == RDF_TYPE}
+    typed_removed = {t.subject for t in remove if t.predicate.value == RDF_TYPE}
+    touched = {t.subject for t in add + remove if isinstance(t.subject, ox.NamedNode)}
+    summary.entities_added = len(typed_added - typed_removed)
+    summary.entities_removed = len(typed_removed - typed_added)
+    summary.entities_changed = len(
+        {s for s in touched - typed_added - typed_removed if not s.value.startswith(emit.EDGE_BASE)}
+    )

@@ -1,0 +1,103 @@
+"""Rendering one UKO node at a DetailDepth, from stored content, at any revision."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pyoxigraph as ox
+
+from cleveragents.errors import NotFoundError, ValidationError
+from cleveragents.graph import layout
+from cleveragents.graph.history import resolve_revision
+from cleveragents.graph.store import GraphStore
+from cleveragents.indexing import emit
+from cleveragents.indexing.indexer import INDEXED_BY
+from cleveragents.indexing.model import RenderRequest, Span
+from cleveragents.indexing.plugins import AnalyzerSet
+from cleveragents.services.indexing import content_store
+from cleveragents.services.workspace import Workspace
+from cleveragents.tbox.closure import superclasses
+from cleveragents.tbox.detail_levels import effective_levels, resolve_depth
+from cleveragents.terms import RDF_TYPE, UKO
+
+
+@dataclass(frozen=True)
+class Rendering:
+    iri: str
+    type: str  # the class whose DetailLevelMap was used
+    level: str
+    depth: int
+    path: str
+    range: str | None
+    revision: int
+    text: str
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+
+def render(ws: Workspace, iri: str, depth: str, analyzers: AnalyzerSet, *, as_of: str | None = None) -> Rendering:
+    parts = emit.split_iri(iri)
+    if parts is None or not parts[1]:
+        raise ValidationError(f"{iri} is not an indexed file or entity (expected an IRI under {emit.SOURCE_BASE})")
+    _, _, key = parts
+    with ws.reader() as store:
+        revision = resolve_revision(store, as_of)
+        view = store.view(revision, inferred=False)
+        node = ox.NamedNode(iri)
+        facts = _facts(store, view, node)
+        if not facts.get(RDF_TYPE):
+            raise NotFoundError(
+                f"{iri} does not exist at revision {revision}", suggestions=["agents graph history " + iri]
+            )
+        file_node = ox.NamedNode(iri.split("#", 1)[0])
+        file_facts = _facts(store, view, file_node)
+        ontology = [q.triple for q in store.raw.quads_for_pattern(None, None, None, layout.ONTOLOGY)]
+    indexed_by = (file_facts.get(INDEXED_BY) or [""])[0]
+    analyzer = analyzers.by_name(indexed_by.split("@", 1)[0])
+    if analyzer is None:
+        raise NotFoundError(f"no analyzer '{indexed_by}' is installed to render {iri}")
+    digest = (file_facts.get(UKO + "contentHash") or [""])[0]
+    content = content_store(ws).get(digest)
+    node_type = _most_specific(facts[RDF_TYPE])
+    number = resolve_depth(node_type, depth, ontology)
+    levels = effective_levels(node_type, ontology)
+    if number >= len(levels):
+        raise ValidationError(f"depth {number} is beyond {node_type}'s deepest level {len(levels) - 1}")
+    source_range = (facts.get(UKO + "sourceRange") or [None])[0]
+    request = RenderRequest(
+        key=key,
+        types=tuple(facts[RDF_TYPE]),
+        path=parts[1],
+        content=content,
+        span=_span(content, source_range) if source_range and key else None,
+        level=levels[number].name,
+        depth=number,
+    )
+    return Rendering(
+        iri, node_type, levels[number].name, number, parts[1], source_range, revision, analyzer.render(request)
+    )
+
+
+def _facts(store: GraphStore, view: object, node: ox.NamedNode) -> dict[str, list[str]]:
+    facts: dict[str, list[str]] = {}
+    for row in store.query(f"SELECT ?p ?o WHERE {{ {node} ?p ?o }}", view=view):  # type: ignore[arg-type]
+        facts.setdefault(row["p"].value, []).append(row["o"].value)
+    return facts
+
+
+def _most_specific(types: list[str]) -> str:
+    """The asserted class with the deepest ancestry: its map is the most specific."""
+    return max(sorted(types), key=lambda t: len(superclasses(t)))
+
+
+def _span(content: bytes, source_range: str) -> Span:
+    """Byte offsets of a 'line:col-line:col' range (columns count bytes, as tree-sitter's do)."""
+    sl, sc, el, ec = Span.parse(source_range)
+    starts = [0, *(m.end() for m in re.finditer(b"\n", content))]
+
+    def offset(line: int, col: int) -> int:
+        return min(starts[min(line, len(starts)) - 1] + col, len(content))
+
+    return Span(sl, sc, el, ec, offset(sl, sc), offset(el, ec))
