@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
+from urllib.parse import quote
 
 import pyoxigraph as ox
 from ulid import ULID
@@ -92,7 +93,8 @@ def commit_node(revision: int) -> ox.NamedNode:
 
 
 def agent_node(name: str) -> ox.NamedNode:
-    return ox.NamedNode(f"{ID}agent/{name}")
+    """The agent's IRI; names such as 'Ada <ada@example.org>' (git authors) are percent-encoded."""
+    return ox.NamedNode(f"{ID}agent/{quote(name, safe='@._-~')}")
 
 
 class CommitEngine:

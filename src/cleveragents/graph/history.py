@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from urllib.parse import unquote
 
 import pyoxigraph as ox
 
@@ -60,7 +61,7 @@ def log(store: GraphStore, *, limit: int | None = None) -> list[CommitInfo]:
                 revision=int(row["rev"].value),
                 iri=row["c"].value,
                 time=row["time"].value,
-                agent=agent.rsplit("/", 1)[-1],
+                agent=unquote(agent.rsplit("/", 1)[-1]),
                 cause=row["cause"].value if row["cause"] else "",
                 message=row["msg"].value if row["msg"] else "",
                 external_id=row["ext"].value if row["ext"] else None,
