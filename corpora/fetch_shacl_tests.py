@@ -1,9 +1,9 @@
 """Fetch the W3C SHACL Core test suite as bundled in the pyshacl 0.40.1 sdist.
 
 The installed pyshacl wheel does not ship its tests; the sdist carries the W3C data-shapes
-manifests under ``test/resources/sht_tests``. This script downloads the sdist with pip
-(``--no-binary :all:``), checks it against a pinned sha256, and extracts the ``core/``
-tests into ``corpora/cache/shacl/`` (gitignored). Re-runs reuse the cache.
+manifests under ``test/resources/sht_tests``. This script downloads the sdist with pip and
+checks it against a pinned sha256 (both done by ``corpora/fetch.py``), and extracts the
+``core/`` tests into ``corpora/cache/shacl/`` (gitignored). Re-runs reuse the cache.
 
     python corpora/fetch_shacl_tests.py            # prints the core/ directory
 """
@@ -11,11 +11,16 @@ tests into ``corpora/cache/shacl/`` (gitignored). Re-runs reuse the cache.
 from __future__ import annotations
 
 import argparse
-import hashlib
-import subprocess
 import sys
 import tarfile
 from pathlib import Path
+
+try:
+    from corpora.fetch import ChecksumError, Corpus, FetchError
+    from corpora.fetch import download as download_archive
+except ModuleNotFoundError:  # run as a script: corpora/ itself is sys.path[0]
+    from fetch import ChecksumError, Corpus, FetchError  # type: ignore[no-redef]
+    from fetch import download as download_archive  # type: ignore[no-redef]
 
 VERSION = "0.40.1"
 SDIST = f"pyshacl-{VERSION}.tar.gz"
@@ -23,39 +28,14 @@ SDIST = f"pyshacl-{VERSION}.tar.gz"
 SHA256 = "011e3cf1a68b31747cb762ba3d755ae1bdcc464c8fad0dc212a9adc550719552"
 MEMBER_PREFIX = f"pyshacl-{VERSION}/test/resources/sht_tests/"
 DEFAULT_CACHE = Path(__file__).resolve().parent / "cache" / "shacl"
-
-
-class FetchError(RuntimeError):
-    """The sdist could not be downloaded (e.g. PyPI unreachable)."""
-
-
-class ChecksumError(FetchError):
-    """The downloaded sdist does not have the pinned sha256 (never skip over this)."""
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+PYSHACL = Corpus("shacl", "pypi-sdist", "pyshacl", VERSION, SHA256, "the W3C SHACL Core test suite")
+# The errors are part of this script's interface (the validation tests catch them).
+__all__ = ["ChecksumError", "FetchError", "download", "extract", "fetch"]
 
 
 def download(cache: Path) -> Path:
     """The verified sdist in ``cache``, downloaded with pip when missing."""
-    cache.mkdir(parents=True, exist_ok=True)
-    archive = cache / SDIST
-    if not archive.exists():
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:"]
-        cmd += [f"pyshacl=={VERSION}", "-d", str(cache), "--quiet"]
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        if proc.returncode != 0 or not archive.exists():
-            raise FetchError(f"pip download failed ({proc.returncode}): {proc.stderr.strip()[-800:]}")
-    actual = sha256(archive)
-    if actual != SHA256:
-        archive.unlink()
-        raise ChecksumError(f"{SDIST} has sha256 {actual}, expected {SHA256}")
-    return archive
+    return download_archive(PYSHACL, cache)
 
 
 def extract(archive: Path, cache: Path) -> Path:

@@ -16,6 +16,7 @@ UKO_PY: Final = "https://cleveragents.ai/ontology/uko/py#"
 UKO_TS: Final = "https://cleveragents.ai/ontology/uko/ts#"
 UKO_RS: Final = "https://cleveragents.ai/ontology/uko/rs#"
 UKO_JAVA: Final = "https://cleveragents.ai/ontology/uko/java#"
+UKO_GO: Final = "https://cleveragents.ai/ontology/uko/go#"
 UKO_DOC: Final = "https://cleveragents.ai/ontology/uko/doc#"
 UKO_DATA: Final = "https://cleveragents.ai/ontology/uko/data#"
 UKO_INFRA: Final = "https://cleveragents.ai/ontology/uko/infra#"
@@ -46,6 +47,7 @@ PREFIXES: Final[dict[str, str]] = {
     "uko-ts": UKO_TS,
     "uko-rs": UKO_RS,
     "uko-java": UKO_JAVA,
+    "uko-go": UKO_GO,
     "uko-doc": UKO_DOC,
     "uko-data": UKO_DATA,
     "uko-infra": UKO_INFRA,

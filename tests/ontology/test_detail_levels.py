@@ -169,6 +169,7 @@ def test_python_ends_with_tests_at_14() -> None:
         ("uko-ts", "uko-oo"),
         ("uko-java", "uko-oo"),
         ("uko-rs", "uko-oo"),
+        ("uko-go", "uko-oo"),
     ],
 )
 def test_maps_without_own_levels_inherit_unchanged(target: str, parent: str) -> None:

@@ -37,6 +37,7 @@ LAYERS = {
     "uko-ts": 3,
     "uko-rs": 3,
     "uko-java": 3,
+    "uko-go": 3,
 }
 TERM_TYPES = {
     OWL + "Class",
