@@ -19,6 +19,7 @@ which the next writer discards.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -34,7 +35,7 @@ from cleveragents.errors import CleverAgentsError, ShapeViolationError, Validati
 from cleveragents.graph import layout
 from cleveragents.graph.inference import InferenceDelta, infer, rederive_all
 from cleveragents.graph.publish import publish
-from cleveragents.graph.revisions import derive_revisions
+from cleveragents.graph.revisions import TEMPORAL_PREDICATES, derive_revisions
 from cleveragents.graph.store import GraphStore, syntax_error
 from cleveragents.graph.tbox import TBox
 from cleveragents.terms import CA, GENID, ID, PROV, RDF_TYPE, XSD
@@ -90,6 +91,11 @@ class CommitResult:
 
 def commit_node(revision: int) -> ox.NamedNode:
     return ox.NamedNode(f"{ID}commit/{revision}")
+
+
+# A blank node label where a term starts (line start, or after whitespace or '<<('); text
+# such as 'x_:' inside literals does not match, so big loads keep the bulk path.
+_BLANK_NODE_TERM = re.compile(rb"(?:^|[\s(])_:[A-Za-z0-9_]", re.MULTILINE)
 
 
 def agent_node(name: str) -> ox.NamedNode:
@@ -231,7 +237,7 @@ class CommitEngine:
         raw = self.store.raw
         if request.add_ntriples:
             data = request.add_ntriples
-            if b"_:" in data:  # blank nodes must be skolemized: re-enter through the triple path
+            if _BLANK_NODE_TERM.search(data):  # blank nodes must be skolemized: re-enter through the triple path
                 request = CommitRequest(add=[(t.subject, t.predicate, t.object) for t in _parse_nt(data)])
             else:
                 try:
@@ -254,7 +260,7 @@ class CommitEngine:
                 found[(quad.subject, quad.predicate, quad.object)] = quad
         for subject in request.retract_subjects:
             for quad in store.live_quads(subject):
-                if quad.predicate.value not in _TEMPORAL_METADATA:
+                if quad.predicate.value not in TEMPORAL_PREDICATES:
                     found[(quad.subject, quad.predicate, quad.object)] = quad
         unchanged = [k for k in found if ox.Quad(*k, added_g) in raw]
         for key in unchanged:
@@ -313,11 +319,6 @@ def _closed_copy(quad: ox.Quad, rev: int) -> ox.Quad:
     iv = layout.parse_graph(quad.graph_name)  # type: ignore[arg-type]
     assert iv is not None
     return ox.Quad(quad.subject, quad.predicate, quad.object, layout.interval_graph(iv.family, iv.start, rev))
-
-
-_TEMPORAL_METADATA = frozenset(
-    "https://cleveragents.ai/ontology/uko#" + name for name in ("validFrom", "validUntil", "isCurrent", "isRevisionOf")
-)
 
 
 def _family(quad: ox.Quad) -> str:

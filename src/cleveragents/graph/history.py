@@ -11,8 +11,9 @@ from urllib.parse import unquote
 import pyoxigraph as ox
 
 from cleveragents.errors import NotFoundError, ValidationError
+from cleveragents.graph.revisions import TEMPORAL_PREDICATES
 from cleveragents.graph.store import GraphStore
-from cleveragents.terms import ID, UKO
+from cleveragents.terms import ID
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,6 @@ def state(store: GraphStore, revision: int, *, inferred: bool = False) -> set[tu
 
 
 _REVISION_NODE = re.compile(r"@r\d+$")
-_TEMPORAL = tuple(UKO + n for n in ("validFrom", "validUntil", "isCurrent", "isRevisionOf"))
 
 
 def is_bookkeeping(triple: tuple) -> bool:
@@ -126,7 +126,7 @@ def is_bookkeeping(triple: tuple) -> bool:
     return (
         subject.startswith((ID + "commit/", ID + "agent/"))
         or bool(_REVISION_NODE.search(subject))
-        or triple[1].value in _TEMPORAL
+        or triple[1].value in TEMPORAL_PREDICATES
     )
 
 

@@ -31,6 +31,8 @@ REVISION_OF = ox.NamedNode(CA + "revisionOf")
 TRUE = ox.Literal("true", datatype=ox.NamedNode(XSD + "boolean"))
 FALSE = ox.Literal("false", datatype=ox.NamedNode(XSD + "boolean"))
 INFORMATION_UNIT = ox.NamedNode(UKO + "InformationUnit")
+# The node-level temporal metadata revisions maintain; not content.
+TEMPORAL_PREDICATES = frozenset(UKO + n for n in ("validFrom", "validUntil", "isCurrent", "isRevisionOf"))
 
 Triple = tuple[object, object, object]
 

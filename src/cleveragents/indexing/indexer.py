@@ -36,7 +36,7 @@ from typing import Any
 import pyoxigraph as ox
 
 from cleveragents.graph.commit import CommitRequest, CommitResult, Triple
-from cleveragents.graph.history import is_bookkeeping
+from cleveragents.graph.revisions import TEMPORAL_PREDICATES
 from cleveragents.graph.store import GraphStore
 from cleveragents.services.workspace import WriteSession
 from cleveragents.terms import CA, RDF_TYPE, UKO, UKO_CODE, UKO_PY
@@ -438,21 +438,21 @@ class Indexer:
         summary: IndexSummary,
     ) -> CommitRequest | None:
         common = _commit_fields(info)
+        text = "\n".join([*desired.values(), directories])
         if first_index:
-            text = "\n".join([*desired.values(), directories])
             return CommitRequest(add_ntriples=text.encode("utf-8", errors="replace"), **common)
-        paths = set(desired) | deleted
-        old = self._live_triples(target, paths)
-        old.update(self._live_directory_triples(target))
-        new = _canonical("\n".join([*desired.values(), directories]))
-        add = [t for k, t in new.items() if k not in old]
-        remove = [t for k, t in old.items() if k not in new]
+        # Both sides as Oxigraph's canonical N-Triples lines, so the diff is a set difference.
+        new = _canonical_lines(text.encode("utf-8", errors="replace"))
+        old = self._live_lines(target, set(desired) | deleted)
+        add = new - old
+        remove = old - new
         if not add and not remove:
             return None
-        _count_entity_changes(add, remove, summary)
+        removed = list(ox.parse(_ntriples(remove), format=ox.RdfFormat.N_TRIPLES)) if remove else []
+        _count_entity_changes(add, removed, summary)
         return CommitRequest(
-            add=[(t.subject, t.predicate, t.object) for t in add],
-            remove=[(t.subject, t.predicate, t.object) for t in remove],
+            add_ntriples=_ntriples(add) if add else None,
+            remove=[(t.subject, t.predicate, t.object) for t in removed],
             **common,
         )
 
@@ -468,33 +468,35 @@ class Indexer:
                 remove += [(node, ox.NamedNode(predicate), o) for o in current]
         return add, remove
 
-    def _live_triples(self, target: Target, paths: set[str]) -> dict[str, ox.Triple]:
-        """The asserted, current triples of the nodes of these files and of their edges' reifiers."""
-        found: dict[str, ox.Triple] = {}
-        ordered = sorted(paths)
-        for start in range(0, len(ordered), 200):
-            values = " ".join(emit.literal(p) for p in ordered[start : start + 200])
-            head = f"VALUES ?path {{ {values} }} ?n <{UKO}sourcePath> ?path ; <{UKO}sourceResource> <{target.iri}> ."
-            for query in (
-                f"SELECT ?s ?p ?o WHERE {{ {head} BIND(?n AS ?s) ?s ?p ?o }}",
-                f"SELECT ?s ?p ?o WHERE {{ {head} ?s <{emit.REIFIES}> <<( ?n ?q ?t )>> . ?s ?p ?o }}",
-            ):
-                for row in self.store.raw.query(query):
-                    triple = ox.Triple(row["s"], row["p"], row["o"])
-                    if not is_bookkeeping((triple.subject, triple.predicate, triple.object)):
-                        found[str(triple)] = triple
-        return found
+    def _live_lines(self, target: Target, paths: set[str]) -> set[str]:
+        """The asserted, current triples of these files' nodes, of their edges' reifiers, and
+        of the resource's directory nodes, as canonical N-Triples lines.
 
-    def _live_directory_triples(self, target: Target) -> dict[str, ox.Triple]:
-        rows = self.store.raw.query(
-            f"SELECT ?s ?p ?o WHERE {{ ?s a <{UKO_CODE}Package> ; <{UKO}sourceResource> <{target.iri}> . ?s ?p ?o }}"
+        Reifier IRIs are derived from the edges (``emit.edge_iri``), so they are fetched by
+        IRI; matching ``rdf:reifies <<( ?s ?p ?o )>>`` would scan every reifier instead.
+        """
+        not_temporal = ", ".join(f"<{p}>" for p in sorted(TEMPORAL_PREDICATES))
+        lines: set[str] = set()
+        ordered = sorted(paths)
+        for start in range(0, len(ordered), 500):
+            values = " ".join(emit.literal(p) for p in ordered[start : start + 500])
+            lines |= self._construct(
+                f"VALUES ?path {{ {values} }} ?s <{UKO}sourcePath> ?path ; "
+                f"<{UKO}sourceResource> <{target.iri}> ; ?p ?o . FILTER(?p NOT IN ({not_temporal}))"
+            )
+        lines |= self._construct(
+            f"?s a <{UKO_CODE}Package> ; <{UKO}sourceResource> <{target.iri}> ; ?p ?o . "
+            f"FILTER(?p NOT IN ({not_temporal}))"
         )
-        found: dict[str, ox.Triple] = {}
-        for row in rows:
-            triple = ox.Triple(row["s"], row["p"], row["o"])
-            if not is_bookkeeping((triple.subject, triple.predicate, triple.object)):
-                found[str(triple)] = triple
-        return found
+        edges = [emit.edge_iri(*_iris(line)) for line in lines if line.endswith(">") and " <<(" not in line]
+        for start in range(0, len(edges), 1000):
+            values = " ".join(f"<{iri}>" for iri in edges[start : start + 1000])
+            lines |= self._construct(f"VALUES ?s {{ {values} }} ?s ?p ?o")
+        return lines
+
+    def _construct(self, pattern: str) -> set[str]:
+        result = self.store.raw.query(f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ {pattern} }}")
+        return _lines(ox.serialize(result, format=ox.RdfFormat.N_TRIPLES))
 
     # -- link-data cache -----------------------------------------------------------------
 
@@ -589,19 +591,34 @@ def _directory_text(target: Target, files: dict[str, tuple[bytes, Analyzer]]) ->
     return "\n".join(lines)
 
 
-def _canonical(text: str) -> dict[str, ox.Triple]:
-    """Parse through a scratch store so literals take Oxigraph's canonical form."""
+def _lines(data: bytes | None) -> set[str]:
+    return set(filter(None, (data or b"").decode().split(" .\n")))
+
+
+def _ntriples(lines: Iterable[str]) -> bytes:
+    return "".join(f"{line} .\n" for line in lines).encode()
+
+
+def _canonical_lines(data: bytes) -> set[str]:
+    """Parse through a scratch store so literals take the form Oxigraph stores them in."""
     scratch = ox.Store()
-    scratch.load(text.encode("utf-8", errors="replace"), format=ox.RdfFormat.N_TRIPLES)
-    return {str(q.triple): q.triple for q in scratch}
+    scratch.bulk_load(data, format=ox.RdfFormat.N_TRIPLES)
+    return _lines(scratch.dump(format=ox.RdfFormat.N_TRIPLES, from_graph=ox.DefaultGraph()))
 
 
-def _count_entity_changes(add: list[ox.Triple], remove: list[ox.Triple], summary: IndexSummary) -> None:
-    typed_added = {t.subject for t in add if t.predicate.value == RDF_TYPE}
-    typed_removed = {t.subject for t in remove if t.predicate.value == RDF_TYPE}
-    touched = {t.subject for t in add + remove if isinstance(t.subject, ox.NamedNode)}
+def _iris(line: str) -> tuple[str, str, str]:
+    """(subject, predicate, object) IRIs of an N-Triples line whose terms are all IRIs."""
+    s, p, o = line.split(" ", 2)
+    return s[1:-1], p[1:-1], o[1:-1]
+
+
+def _count_entity_changes(add: set[str], remove: list[ox.Triple], summary: IndexSummary) -> None:
+    type_marker = f" <{RDF_TYPE}> "
+    typed_added = {line.split(" ", 1)[0][1:-1] for line in add if type_marker in line}
+    typed_removed = {t.subject.value for t in remove if t.predicate.value == RDF_TYPE}
+    touched = {line.split(" ", 1)[0][1:-1] for line in add} | {t.subject.value for t in remove}
     summary.entities_added = len(typed_added - typed_removed)
     summary.entities_removed = len(typed_removed - typed_added)
     summary.entities_changed = len(
-        {s for s in touched - typed_added - typed_removed if not s.value.startswith(emit.EDGE_BASE)}
+        {s for s in touched - typed_added - typed_removed if not s.startswith(emit.EDGE_BASE)}
     )
