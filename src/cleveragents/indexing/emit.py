@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from urllib.parse import quote, unquote
 
-from cleveragents.terms import CA, ID, RDF_TYPE, UKO, XSD
+from cleveragents.terms import CA, ID, RDF_TYPE, UKO, UKO_INFRA, XSD
 
 from .model import FileAnalysis, Problem, SourceFile, Value
 
@@ -19,6 +19,9 @@ REIFIES = "http://www.w3.org/1999/02/22-rdf-syntax-ns#reifies"
 CONTAINS = UKO + "contains"
 
 _IRI_SAFE = "/._-~:()*,!$&'+;=@"
+# Values that mark an entity's text as secret: its content hash is withheld, because a
+# hash of a short secret can be brute-forced offline.
+SECRET_FLAGS = (UKO_INFRA + "isSecret",)
 
 
 def resource_base(resource_ulid: str) -> str:
@@ -96,8 +99,9 @@ def entity_lines(analysis: FileAnalysis, source: SourceFile, resource_ulid: str,
         lines += provenance_lines(node, resource_iri, source.path)
         if entity.span is not None:
             lines.append(f"<{node}> <{UKO}sourceRange> {literal(entity.span.literal())} .")
-            chunk = source.data[entity.span.start_byte : entity.span.end_byte]
-            lines.append(f"<{node}> <{UKO}contentHash> {literal(content_hash(chunk))} .")
+            if not any(entity.values.get(flag) == [True] for flag in SECRET_FLAGS):
+                chunk = source.data[entity.span.start_byte : entity.span.end_byte]
+                lines.append(f"<{node}> <{UKO}contentHash> {literal(content_hash(chunk))} .")
         elif entity.key == "":
             lines.append(f"<{node}> <{UKO}contentHash> {literal(source.content_hash)} .")
         for predicate, values in entity.values.items():
