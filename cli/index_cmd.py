@@ -32,6 +32,9 @@ def progress_reporter(out: OutputSession) -> Progress:
         if bar is None:
             bar = bars[phase] = out.progress(f"{phase} files", total)
         bar.set_progress(done, total)  # type: ignore[attr-defined]
+        if done >= total:
+            bar.close()  # type: ignore[attr-defined]
+            del bars[phase]
 
     return report
 

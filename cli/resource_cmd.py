@@ -8,11 +8,12 @@ from typing import Annotated
 import typer
 
 from cleveragents.output import ColumnDef, OutputSession
-from cleveragents.services import resources
+from cleveragents.services import indexing, resources
 from cleveragents.services.resources import ResourceInfo
 
 from .context import AppContext, get_context
 from .graph_cmd import agent_name, workspace
+from .index_cmd import progress_reporter, render_summary
 from .rendering import is_structured, listed, record, render_commit, render_retraction, reporting_violations
 
 app = typer.Typer(help="Register, list, show and remove resources.", no_args_is_help=True)
@@ -56,15 +57,27 @@ def add(
     name: Annotated[
         str | None, typer.Option("--name", "-n", help="Name, e.g. local/api-repo (default: from the directory).")
     ] = None,
+    index: Annotated[bool, typer.Option("--index/--no-index", help="Index the resource's files right away.")] = True,
 ) -> None:
-    """Register a directory or git checkout as a resource."""
+    """Register a directory or git checkout as a resource, and index it."""
     app_ctx = get_context(ctx)
     with app_ctx.session("resource add") as out, reporting_violations(out, app_ctx):
-        info, result = resources.add(
-            workspace(app_ctx), path, type_name=type_name, name=name, agent=agent_name(app_ctx)
-        )
+        ws = workspace(app_ctx)
+        info, result = resources.add(ws, path, type_name=type_name, name=name, agent=agent_name(app_ctx))
         _show(out, app_ctx, info)
         render_commit(out, result, f"resource add {info.name}")
+        if index:
+            summary = indexing.index(
+                ws,
+                [info],
+                agent=agent_name(app_ctx),
+                analyzers=indexing.analyzer_set(str(app_ctx.config.value("analyzers.path"))),
+                max_file_bytes=int(app_ctx.config.value("index.max_file_bytes")),
+                progress=progress_reporter(out),
+            )[0]
+            render_summary(out, app_ctx, summary)
+            if is_structured(app_ctx):
+                out.data("index", summary.as_dict())
 
 
 @app.command("list")

@@ -61,7 +61,8 @@ def test_resource_add_list_show_remove(cli: Cli, folder: Path):
     assert duplicate.code == 1 and duplicate.err.startswith("Error [409] CONFLICT:")
 
     removed = cli.ok("resource", "remove", "local/docs", fmt="json").json()
-    assert removed["data"]["commit"]["revision"] == 2 and removed["data"]["commit"]["removed"] == 7
+    # Revision 2 indexed the folder (resource add indexes eagerly).
+    assert removed["data"]["commit"]["revision"] == 3 and removed["data"]["commit"]["removed"] == 7
     assert removed["data"]["resource"]["name"] == "local/docs"
     assert cli.ok("resource", "list").out == "No resources found.\n"
     gone = cli("resource", "show", "local/docs")
@@ -100,7 +101,7 @@ def test_git_checkout_resource(cli: Cli, folder: Path):
 
 
 def test_project_lifecycle(cli: Cli, folder: Path):
-    cli.ok("resource", "add", str(folder), "--type", "fs-directory", "--name", "local/docs")
+    cli.ok("resource", "add", str(folder), "--type", "fs-directory", "--name", "local/docs", "--no-index")
     created = cli.ok("project", "create", "api-service", "-d", "Backend API")
     assert created.out.startswith("Project local/api-service\n")
     assert "Description: Backend API" in created.out
@@ -155,7 +156,7 @@ def test_project_lifecycle(cli: Cli, folder: Path):
 
 
 def test_removing_a_resource_unlinks_it(cli: Cli, folder: Path):
-    cli.ok("resource", "add", str(folder), "--type", "fs-directory")
+    cli.ok("resource", "add", str(folder), "--type", "fs-directory", "--no-index")
     cli.ok("project", "create", "web")
     cli.ok("project", "link-resource", "web", "docs")
     cli.ok("resource", "remove", "docs")
