@@ -52,6 +52,8 @@ INDEXED_BY = CA + "indexedBy"
 DEFAULT_MAX_FILE_BYTES = 1_000_000
 # Below this many files the process pool costs more than it saves.
 PARALLEL_THRESHOLD = 64
+# A first index commits this many files at a time (see Indexer._commit_in_batches).
+COMMIT_BATCH_FILES = 400
 _BINARY_SNIFF = 8192
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
@@ -65,18 +67,22 @@ class FileError:
 
 @dataclass
 class LinkData:
-    """What linking needs from one file, cached so unchanged files are not re-parsed."""
+    """What linking needs from an unchanged file, cached so it is not re-parsed: the names
+    it defines, and the names its references could resolve through (to find the files
+    whose edges may change when definitions appear or vanish). Plain tuples: the cache of
+    a big resource is loaded on every incremental run."""
 
     content_hash: str
     analyzer: str  # 'name@version'
     symbols: tuple[tuple[str, str, str], ...]  # (namespace, name, entity key)
-    references: tuple[Reference, ...]
+    names: frozenset[str]
 
 
 @dataclass
 class FileResult:
     path: str
     link: LinkData
+    references: tuple[Reference, ...]
     ntriples: str  # the file's own triples (no cross-file edges)
     entities: int
     problems: int
@@ -181,7 +187,8 @@ def _analyze(job: tuple[str, bytes]) -> FileResult | FileError:
     hidden = tuple(name for problem in analysis.problems for name in problem.hidden)
     return FileResult(
         path,
-        LinkData(source.content_hash, analyzer_id(analyzer), symbols, tuple(analysis.references)),
+        LinkData(source.content_hash, analyzer_id(analyzer), symbols, frozenset(referenced_names(analysis.references))),
+        tuple(analysis.references),
         "\n".join(lines),
         len(analysis.entities),
         len(analysis.problems),
@@ -259,7 +266,6 @@ class Indexer:
         lap("read")
 
         live = self._live_files(target)
-        cache = self._load_cache(target)
         changed = {
             p
             for p, (data, analyzer) in files.items()
@@ -275,6 +281,7 @@ class Indexer:
             summary.timings = laps
             return summary
 
+        cache = self._load_cache(target)
         # Unchanged files whose cached link data is missing or stale are re-analyzed too.
         stale = {p for p in files if p not in changed and _cached(cache, p) != live.get(p)}
         to_analyze = changed | stale
@@ -289,10 +296,10 @@ class Indexer:
             results.update(self._analyze(target, files, relink, summary))
         lap("link")
 
-        desired = {
-            p: r.ntriples + "\n" + self._edge_text(target, p, r.link.references, table, summary)
-            for p, r in results.items()
-        }
+        desired: dict[str, str] = {}
+        for p, r in results.items():
+            desired[p] = r.ntriples + "\n" + self._edge_text(target, p, r.references, table, summary)
+            r.ntriples = ""  # one copy of the text at a time: big resources hold a lot of it
         directories = _directory_text(target, files)
         first_index = not live
         if first_index:
@@ -301,7 +308,11 @@ class Indexer:
             self.content.put(r.link.content_hash, files[r.path][0])
         lap("emit")
 
-        request = self._request(target, desired, directories, deleted, first_index, info, summary)
+        if first_index and info.external_id is None and len(desired) > COMMIT_BATCH_FILES:
+            self._commit_in_batches(desired, directories, info, summary)
+            request = None
+        else:
+            request = self._request(target, desired, directories, deleted, first_index, info, summary)
         if state_add:
             request = request or CommitRequest(**_commit_fields(info))
             if request.add_ntriples is not None:  # the bulk path reads only the N-Triples
@@ -314,8 +325,8 @@ class Indexer:
         if request is not None:
             result: CommitResult = self.session.commit(request)
             summary.revision = result.revision
-            summary.triples_added = result.added
-            summary.triples_closed = result.removed
+            summary.triples_added += result.added
+            summary.triples_closed += result.removed
         lap("commit")
         for p, r in results.items():
             cache[p] = r.link
@@ -326,6 +337,26 @@ class Indexer:
         summary.seconds = time.perf_counter() - started
         summary.timings = laps
         return summary
+
+    def _commit_in_batches(
+        self, desired: dict[str, str], directories: str, info: CommitInfo, summary: IndexSummary
+    ) -> None:
+        """A first index of a big resource, as several commits of whole files: memory stays
+        bounded, and a run that is killed resumes from the batches already committed."""
+        paths = sorted(desired)
+        batches = range(0, len(paths), COMMIT_BATCH_FILES)
+        for number, start in enumerate(batches, 1):
+            chunk = paths[start : start + COMMIT_BATCH_FILES]
+            text = "\n".join(desired.pop(p) for p in chunk)
+            if number == len(batches):
+                text += "\n" + directories
+            fields = _commit_fields(info)
+            fields["message"] = f"{info.message} (part {number} of {len(batches)})"
+            result = self.session.commit(CommitRequest(add_ntriples=text.encode("utf-8", errors="replace"), **fields))
+            summary.revision = result.revision
+            summary.triples_added += result.added
+            if self.progress:
+                self.progress("commit", min(start + COMMIT_BATCH_FILES, len(paths)), len(paths))
 
     # -- steps -------------------------------------------------------------------------
 
@@ -405,7 +436,7 @@ class Indexer:
         if not touched:
             return set()
         touched |= {name.rsplit(".", 1)[-1] for name in touched}
-        return {p for p, link in links.items() if p not in results and referenced_names(link.references) & touched}
+        return {p for p, link in links.items() if p not in results and link.names & touched}
 
     def _edge_text(
         self, target: Target, path: str, references: tuple[Reference, ...], table: SymbolTable, summary: IndexSummary
