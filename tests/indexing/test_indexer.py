@@ -241,3 +241,18 @@ def test_reindex_does_not_touch_other_resources(ws, tmp_path, add_resource, run_
     names = rows(ws, "SELECT ?p WHERE { ?e uko:name 'shared' ; uko:sourcePath ?p }")
     assert names == [{"p": "y.outline"}]
     assert isinstance(ox.NamedNode(second.iri), ox.NamedNode)
+
+
+def test_emptied_and_refilled_resource_has_no_duplicate_live_triples(ws, tree, add_resource, run_index):
+    info = add_resource(tree)
+    run_index(info)
+    for path in list(tree.rglob("*.outline")):
+        path.unlink()
+    run_index(info)
+    write(tree, TREE)
+    run_index(info)
+    with ws.reader() as store:
+        live = [q for q in store.raw.quads_for_pattern(None, None, None) if "/graph/iv/" in str(q.graph_name)]
+        open_copies = [q.triple for q in live if str(q.graph_name).endswith("/open>")]
+        assert len(open_copies) == len(set(open_copies))
+    assert len(calls(ws)) == 3

@@ -69,6 +69,10 @@ class CommitRequest:
     agent: str = "cleveragents"
     external_id: str | None = None
     timestamp: datetime | None = None
+    # The caller guarantees that no subject of the additions has live triples (fresh IRIs,
+    # e.g. the first index of a resource), so nothing added can be live already and the
+    # dedupe join (a seek per added triple) is skipped.
+    new_subjects: bool = False
 
 
 @dataclass
@@ -182,7 +186,7 @@ class CommitEngine:
         clock.lap("locate")
         # Additions already live are no-ops; additions live only as inferences replace them.
         asserted_set = set(live_asserted)
-        for quad in store.overlap(added_g, live_asserted + live_inferred):
+        for quad in [] if request.new_subjects else store.overlap(added_g, live_asserted + live_inferred):
             if quad.graph_name in asserted_set:
                 raw.remove(ox.Quad(quad.subject, quad.predicate, quad.object, added_g))
                 added -= 1

@@ -301,7 +301,9 @@ class Indexer:
             desired[p] = r.ntriples + "\n" + self._edge_text(target, p, r.references, table, summary)
             r.ntriples = ""  # one copy of the text at a time: big resources hold a lot of it
         directories = _directory_text(target, files)
-        first_index = not live
+        # Nothing of this resource is live (not even a directory node left by a run that
+        # deleted every file): every IRI the run writes is new.
+        first_index = not live and not self.store.raw.query(f"ASK {{ ?s <{UKO}sourceResource> <{target.iri}> }}")
         if first_index:
             summary.entities_added = sum(r.entities for r in results.values())
         for r in results.values():
@@ -318,6 +320,7 @@ class Indexer:
             if request.add_ntriples is not None:  # the bulk path reads only the N-Triples
                 extra = "".join(f"{s} {p} {o} .\n" for s, p, o in state_add).encode()
                 request.add_ntriples = request.add_ntriples + b"\n" + extra
+                request.new_subjects = False  # the resource node has live triples
             else:
                 request.add = [*request.add, *state_add]
             request.remove = [*request.remove, *state_remove]
@@ -352,7 +355,8 @@ class Indexer:
                 text += "\n" + directories
             fields = _commit_fields(info)
             fields["message"] = f"{info.message} (part {number} of {len(batches)})"
-            result = self.session.commit(CommitRequest(add_ntriples=text.encode("utf-8", errors="replace"), **fields))
+            request = CommitRequest(add_ntriples=text.encode("utf-8", errors="replace"), new_subjects=True, **fields)
+            result = self.session.commit(request)
             summary.revision = result.revision
             summary.triples_added += result.added
             if self.progress:
@@ -471,7 +475,8 @@ class Indexer:
         common = _commit_fields(info)
         text = "\n".join([*desired.values(), directories])
         if first_index:
-            return CommitRequest(add_ntriples=text.encode("utf-8", errors="replace"), **common)
+            # Every IRI of a first index is new: entity IRIs carry the resource's ULID.
+            return CommitRequest(add_ntriples=text.encode("utf-8", errors="replace"), new_subjects=True, **common)
         # Both sides as Oxigraph's canonical N-Triples lines, so the diff is a set difference.
         new = _canonical_lines(text.encode("utf-8", errors="replace"))
         old = self._live_lines(target, set(desired) | deleted)
