@@ -31,7 +31,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 MANIFEST = HERE / "manifest.toml"
-CACHE = HERE / "cache"
+# CLEVERAGENTS_CORPORA_CACHE moves the cache out of the checkout, so fresh clones on one
+# machine (CI) share verified downloads; hashes are checked either way.
+CACHE = Path(os.environ.get("CLEVERAGENTS_CORPORA_CACHE") or HERE / "cache")
 SOURCES = ("pypi-sdist", "npm")
 FIELDS = ("name", "source", "package", "version", "sha256", "why")
 # pip may build an sdist's metadata in an isolated environment first: allow for that, never hang.
