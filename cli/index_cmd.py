@@ -105,7 +105,7 @@ def index_command(
         raise typer.BadParameter("--history cannot be combined with --watch or --full")
     options = {
         "analyzers": indexing.analyzer_set(str(app_ctx.config.value("analyzers.path"))),
-        "max_file_bytes": int(app_ctx.config.value("index.max_file_bytes")),
+        "options": indexing.options_from(app_ctx.config),
     }
     with app_ctx.session("index") as out, reporting_violations(out, app_ctx):
         ws = workspace(app_ctx)

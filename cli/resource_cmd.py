@@ -72,7 +72,7 @@ def add(
                 [info],
                 agent=agent_name(app_ctx),
                 analyzers=indexing.analyzer_set(str(app_ctx.config.value("analyzers.path"))),
-                max_file_bytes=int(app_ctx.config.value("index.max_file_bytes")),
+                options=indexing.options_from(app_ctx.config),
                 progress=progress_reporter(out),
             )[0]
             render_summary(out, app_ctx, summary)

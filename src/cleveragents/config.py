@@ -118,6 +118,13 @@ KEYS: Final[dict[str, KeySpec]] = {
             minimum=1,
         ),
         KeySpec(
+            "index.commit_batch_files",
+            "int",
+            400,
+            "A first index commits this many files at a time (bounded memory; a killed run resumes).",
+            minimum=1,
+        ),
+        KeySpec(
             "analyzers.path",
             "str",
             "",

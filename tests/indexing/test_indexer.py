@@ -9,6 +9,7 @@ import pyoxigraph as ox
 import pytest
 
 from cleveragents.indexing import emit
+from cleveragents.indexing.indexer import IndexOptions
 from cleveragents.indexing.plugins import load_analyzers
 from cleveragents.services import indexing
 from cleveragents.services.workspace import Workspace
@@ -166,7 +167,7 @@ def test_large_files_get_a_file_node_only(ws, tmp_path, add_resource, run_index)
     root = tmp_path / "tree"
     write(root, {"big.outline": "def x\n" * 100, "small.outline": "def y\n"})
     info = add_resource(root)
-    run_index(info, max_file_bytes=100)
+    run_index(info, options=IndexOptions(max_file_bytes=100))
     big = emit.file_iri(info.ulid, "big.outline")
     assert rows(ws, f"SELECT ?why WHERE {{ <{big}> ca:skippedReason ?why }}") == [
         {"why": "larger than the analysis limit (600 bytes)"}

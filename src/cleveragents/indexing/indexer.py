@@ -49,14 +49,22 @@ from .plugins import AnalyzerSet
 from .sources import Skipped, Snapshot
 
 INDEXED_BY = CA + "indexedBy"
-DEFAULT_MAX_FILE_BYTES = 1_000_000
 # Below this many files the process pool costs more than it saves.
 PARALLEL_THRESHOLD = 64
-# A first index commits this many files at a time (see Indexer._commit_in_batches).
-COMMIT_BATCH_FILES = 400
 _BINARY_SNIFF = 8192
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
+
+
+@dataclass(frozen=True)
+class IndexOptions:
+    """Settings of a run (config keys index.max_file_bytes, index.commit_batch_files)."""
+
+    max_file_bytes: int = 1_000_000  # larger files get a file node only
+    batch_files: int = 400  # a first index commits this many files at a time
+
+
+DEFAULT_OPTIONS = IndexOptions()
 
 
 @dataclass(frozen=True)
@@ -164,7 +172,7 @@ def analyzer_id(analyzer: Analyzer) -> str:
 
 _worker_analyzers: AnalyzerSet | None = None
 _worker_target: Target | None = None
-_worker_max_bytes = DEFAULT_MAX_FILE_BYTES
+_worker_max_bytes = IndexOptions.max_file_bytes
 
 
 def _analyze(job: tuple[str, bytes]) -> FileResult | FileError:
@@ -236,7 +244,7 @@ class Indexer:
         content: ContentStore,
         cache_dir: Path,
         *,
-        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        options: IndexOptions = DEFAULT_OPTIONS,
         progress: Progress | None = None,
     ) -> None:
         self.session = session
@@ -244,7 +252,7 @@ class Indexer:
         self.analyzers = analyzers
         self.content = content
         self.cache_dir = cache_dir
-        self.max_file_bytes = max_file_bytes
+        self.options = options
         self.progress = progress
         # Link data per resource, kept between runs of one process (history replay, --watch).
         self._link_cache: dict[str, dict[str, LinkData]] = {}
@@ -310,7 +318,7 @@ class Indexer:
             self.content.put(r.link.content_hash, files[r.path][0])
         lap("emit")
 
-        if first_index and info.external_id is None and len(desired) > COMMIT_BATCH_FILES:
+        if first_index and info.external_id is None and len(desired) > self.options.batch_files:
             self._commit_in_batches(desired, directories, info, summary)
             request = None
         else:
@@ -347,9 +355,10 @@ class Indexer:
         """A first index of a big resource, as several commits of whole files: memory stays
         bounded, and a run that is killed resumes from the batches already committed."""
         paths = sorted(desired)
-        batches = range(0, len(paths), COMMIT_BATCH_FILES)
+        size = self.options.batch_files
+        batches = range(0, len(paths), size)
         for number, start in enumerate(batches, 1):
-            chunk = paths[start : start + COMMIT_BATCH_FILES]
+            chunk = paths[start : start + size]
             text = "\n".join(desired.pop(p) for p in chunk)
             if number == len(batches):
                 text += "\n" + directories
@@ -360,7 +369,7 @@ class Indexer:
             summary.revision = result.revision
             summary.triples_added += result.added
             if self.progress:
-                self.progress("commit", min(start + COMMIT_BATCH_FILES, len(paths)), len(paths))
+                self.progress("commit", min(start + size, len(paths)), len(paths))
 
     # -- steps -------------------------------------------------------------------------
 
@@ -403,7 +412,7 @@ class Indexer:
     ) -> dict[str, FileResult]:
         jobs = [(p, files[p][0]) for p in sorted(paths)]
         out: dict[str, FileResult] = {}
-        for result in _analyze_all(jobs, self.analyzers, target, self.max_file_bytes, self.progress):
+        for result in _analyze_all(jobs, self.analyzers, target, self.options.max_file_bytes, self.progress):
             if isinstance(result, FileError):
                 summary.errors.append(result)
                 continue

@@ -8,11 +8,20 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
+from cleveragents.config import Config
 from cleveragents.errors import NotFoundError, ValidationError
 from cleveragents.graph.history import log
 from cleveragents.indexing.content import ContentStore
 from cleveragents.indexing.git_history import GitCommit, commits_to_replay, replay
-from cleveragents.indexing.indexer import CommitInfo, Indexer, IndexSummary, Progress, Target
+from cleveragents.indexing.indexer import (
+    DEFAULT_OPTIONS,
+    CommitInfo,
+    Indexer,
+    IndexOptions,
+    IndexSummary,
+    Progress,
+    Target,
+)
 from cleveragents.indexing.plugins import AnalyzerSet, load_analyzers
 from cleveragents.indexing.sources import DirectorySnapshot, GitWorkTreeSnapshot, Snapshot
 from cleveragents.indexing.watch import watch as watch_roots
@@ -25,6 +34,13 @@ from cleveragents.services.workspace import Workspace, WriteSession
 def analyzer_set(path_setting: str = "") -> AnalyzerSet:
     """Built-ins plus the user's analyzer directories (config key ``analyzers.path``)."""
     return load_analyzers([Path(p).expanduser() for p in path_setting.split(os.pathsep) if p])
+
+
+def options_from(config: Config) -> IndexOptions:
+    return IndexOptions(
+        max_file_bytes=int(config.value("index.max_file_bytes")),
+        batch_files=int(config.value("index.commit_batch_files")),
+    )
 
 
 def content_store(ws: Workspace) -> ContentStore:
@@ -68,13 +84,13 @@ def index(
     full: bool = False,
     agent: str = "cleveragents",
     analyzers: AnalyzerSet | None = None,
-    max_file_bytes: int = 1_000_000,
+    options: IndexOptions = DEFAULT_OPTIONS,
     progress: Progress | None = None,
 ) -> list[IndexSummary]:
     """Index each resource in its own commit (an unchanged resource writes none)."""
     summaries: list[IndexSummary] = []
     with ws.writer() as session:
-        indexer = _indexer(ws, session, analyzers, max_file_bytes, progress)
+        indexer = _indexer(ws, session, analyzers, options, progress)
         for info in resources:
             snapshot = snapshot_of(info)
             message = f"index {info.name}" + (" (full)" if full else "")
@@ -89,7 +105,7 @@ def import_history(
     max_commits: int | None = None,
     since: str | None = None,
     analyzers: AnalyzerSet | None = None,
-    max_file_bytes: int = 1_000_000,
+    options: IndexOptions = DEFAULT_OPTIONS,
     progress: Progress | None = None,
     on_commit: Callable[[GitCommit, IndexSummary | None], None] | None = None,
 ) -> list[IndexSummary]:
@@ -102,7 +118,7 @@ def import_history(
     commits = commits_to_replay(Path(info.location), max_commits=max_commits, since=since)
     with ws.writer() as session:
         imported = {c.external_id for c in log(session.store) if c.external_id}
-        indexer = _indexer(ws, session, analyzers, max_file_bytes, progress)
+        indexer = _indexer(ws, session, analyzers, options, progress)
         return replay(indexer, target_of(info), Path(info.location), commits, imported, on_commit)
 
 
@@ -110,7 +126,7 @@ def _indexer(
     ws: Workspace,
     session: WriteSession,
     analyzers: AnalyzerSet | None,
-    max_file_bytes: int,
+    options: IndexOptions,
     progress: Progress | None,
 ) -> Indexer:
     return Indexer(
@@ -118,7 +134,7 @@ def _indexer(
         analyzers or analyzer_set(),
         content_store(ws),
         ws.data_dir / "index-cache",
-        max_file_bytes=max_file_bytes,
+        options=options,
         progress=progress,
     )
 
@@ -130,7 +146,7 @@ def watch(
     *,
     agent: str = "cleveragents",
     analyzers: AnalyzerSet | None = None,
-    max_file_bytes: int = 1_000_000,
+    options: IndexOptions = DEFAULT_OPTIONS,
 ) -> None:
     """Keep the graph current while files change (until interrupted). The store is held
     only while a run writes, so other commands can write in between."""
@@ -138,6 +154,6 @@ def watch(
     by_ulid = {info.ulid: info for info in resources}
 
     def reindex(ulid: str) -> None:
-        on_run(*index(ws, [by_ulid[ulid]], agent=agent, analyzers=analyzers, max_file_bytes=max_file_bytes))
+        on_run(*index(ws, [by_ulid[ulid]], agent=agent, analyzers=analyzers, options=options))
 
     watch_roots(((info.ulid, Path(info.location)) for info in resources), reindex)
