@@ -21,6 +21,7 @@ next run starts from what is committed.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import pickle
@@ -225,11 +226,19 @@ def _analyze_all(
             if progress:
                 progress("analyze", len(results), len(jobs))
         return results
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        for result in pool.map(_analyze, jobs, chunksize=16):
-            results.append(result)
-            if progress:
-                progress("analyze", len(results), len(jobs))
+    # Forked workers inherit the parent's heap, including Oxigraph/RocksDB objects. Garbage
+    # collected in a child would run their destructors without RocksDB's threads and abort
+    # it, so the parent collects first and freezes what is left out of the children's GC.
+    gc.collect()
+    gc.freeze()
+    try:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            for result in pool.map(_analyze, jobs, chunksize=16):
+                results.append(result)
+                if progress:
+                    progress("analyze", len(results), len(jobs))
+    finally:
+        gc.unfreeze()
     return results
 
 
