@@ -213,7 +213,7 @@ def _file_node_only(analyzer: Analyzer, source: SourceFile) -> FileAnalysis:
     return FileAnalysis([node])
 
 
-def _analyze_all(
+def analyze_files(
     jobs: list[tuple[str, bytes]], analyzers: AnalyzerSet, target: Target, max_bytes: int, progress: Progress | None
 ) -> list[FileResult | FileError]:
     global _worker_analyzers, _worker_target, _worker_max_bytes
@@ -307,7 +307,7 @@ class Indexer:
 
         links = {p: cache[p] for p in files if p not in results and p in cache}
         links.update({p: r.link for p, r in results.items()})
-        table = self._symbols(target, links)
+        table = symbol_table(target, links)
         relink = self._relink_set(cache, results, deleted, links) - set(results)
         if relink:
             results.update(self._analyze(target, files, relink, summary))
@@ -421,7 +421,7 @@ class Indexer:
     ) -> dict[str, FileResult]:
         jobs = [(p, files[p][0]) for p in sorted(paths)]
         out: dict[str, FileResult] = {}
-        for result in _analyze_all(jobs, self.analyzers, target, self.options.max_file_bytes, self.progress):
+        for result in analyze_files(jobs, self.analyzers, target, self.options.max_file_bytes, self.progress):
             if isinstance(result, FileError):
                 summary.errors.append(result)
                 continue
@@ -431,13 +431,6 @@ class Indexer:
             if result.hidden:
                 summary.hidden_entities[result.path] = result.hidden
         return out
-
-    def _symbols(self, target: Target, links: dict[str, LinkData]) -> SymbolTable:
-        table = SymbolTable()
-        for path, link in links.items():
-            for namespace, name, key in link.symbols:
-                table.define(namespace, name, emit.file_iri(target.ulid, path, key))
-        return table
 
     def _relink_set(
         self,
@@ -574,6 +567,15 @@ class Indexer:
             pickle.dump((self.analyzers.fingerprint(), files), handle, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, self._cache_file(target))
         self._link_cache[target.ulid] = files
+
+
+def symbol_table(target: Target, links: dict[str, LinkData]) -> SymbolTable:
+    """Every name the resource's files define, for resolving references by name."""
+    table = SymbolTable()
+    for path, link in links.items():
+        for namespace, name, key in link.symbols:
+            table.define(namespace, name, emit.file_iri(target.ulid, path, key))
+    return table
 
 
 def _commit_fields(info: CommitInfo) -> dict[str, Any]:

@@ -32,10 +32,23 @@ def simple_part(name: str) -> str:
 class SymbolTable:
     qualified: dict[str, dict[str, list[str]]] = field(default_factory=lambda: defaultdict(dict))
     simple: dict[str, dict[str, list[str]]] = field(default_factory=lambda: defaultdict(dict))
+    # First segments of the defined names ('django' of 'django.db.models'), per namespace.
+    roots: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
 
     def define(self, namespace: str, name: str, iri: str) -> None:
         self.qualified[namespace].setdefault(name, []).append(iri)
         self.simple[namespace].setdefault(simple_part(name), []).append(iri)
+        self.roots[namespace].add(_root(name))
+
+    def _outside(self, reference: Reference) -> bool:
+        """The analyzer named the target through code that is not indexed (e.g. an import
+        from the standard library): a bare-name match inside would be a wrong guess."""
+        first = reference.targets[0][0] if reference.targets else ""
+        return (
+            "." in first
+            and reference.namespace != ANY_NAMESPACE
+            and _root(first) not in self.roots[reference.namespace]
+        )
 
     def _lookup(self, table: dict[str, dict[str, list[str]]], namespace: str, name: str) -> list[str]:
         if namespace != ANY_NAMESPACE:
@@ -49,13 +62,17 @@ class SymbolTable:
             hits = _unique(self._lookup(self.qualified, reference.namespace, name))
             if hits:
                 return [(iri, round(confidence / len(hits), 2)) for iri in hits]
-        if reference.simple_name:
+        if reference.simple_name and not self._outside(reference):
             hits = _unique(self._lookup(self.simple, reference.namespace, reference.simple_name))
             if len(hits) == 1:
                 return [(hits[0], UNIQUE_SIMPLE_CONFIDENCE)]
             if 1 < len(hits) <= MAX_SIMPLE_CANDIDATES:
                 return [(iri, round(AMBIGUOUS_SIMPLE_CONFIDENCE / len(hits), 2)) for iri in hits]
         return []
+
+
+def _root(name: str) -> str:
+    return name.split(".", 1)[0].split("#", 1)[0]
 
 
 def _unique(items: Iterable[str]) -> list[str]:
