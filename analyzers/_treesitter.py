@@ -14,9 +14,6 @@ import tree_sitter as ts
 
 from cleveragents.indexing.model import Problem, Span
 
-# Tree-sitter parses inputs of any size, but a pathological file must not stall a run.
-PARSE_TIMEOUT_MICROS = 5_000_000
-
 
 @cache
 def parser(language_factory: Callable[[], object]) -> ts.Parser:
