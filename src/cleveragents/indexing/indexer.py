@@ -21,7 +21,6 @@ next run starts from what is committed.
 
 from __future__ import annotations
 
-import gc
 import multiprocessing
 import os
 import pickle
@@ -46,7 +45,7 @@ from . import emit
 from .content import ContentStore
 from .link import SymbolTable, referenced_names
 from .model import Analyzer, FileAnalysis, Reference, SourceFile
-from .plugins import AnalyzerSet
+from .plugins import AnalyzerSet, load_analyzers
 from .sources import Skipped, Snapshot
 
 INDEXED_BY = CA + "indexedBy"
@@ -213,6 +212,16 @@ def _file_node_only(analyzer: Analyzer, source: SourceFile) -> FileAnalysis:
     return FileAnalysis([node])
 
 
+def _init_worker(directories: tuple[Path, ...], builtins: bool, target: Target, max_bytes: int) -> None:
+    """A worker loads the analyzers the way the parent did (they are not all picklable)."""
+    global _worker_analyzers, _worker_target, _worker_max_bytes
+    _worker_analyzers, _worker_target, _worker_max_bytes = (
+        load_analyzers(directories, builtins=builtins),
+        target,
+        max_bytes,
+    )
+
+
 def analyze_files(
     jobs: list[tuple[str, bytes]], analyzers: AnalyzerSet, target: Target, max_bytes: int, progress: Progress | None
 ) -> list[FileResult | FileError]:
@@ -226,19 +235,16 @@ def analyze_files(
             if progress:
                 progress("analyze", len(results), len(jobs))
         return results
-    # Forked workers inherit the parent's heap, including Oxigraph/RocksDB objects. Garbage
-    # collected in a child would run their destructors without RocksDB's threads and abort
-    # it, so the parent collects first and freezes what is left out of the children's GC.
-    gc.collect()
-    gc.freeze()
-    try:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            for result in pool.map(_analyze, jobs, chunksize=16):
-                results.append(result)
-                if progress:
-                    progress("analyze", len(results), len(jobs))
-    finally:
-        gc.unfreeze()
+    # Workers come from a fork server, not from this process: a fork of a process that has
+    # Oxigraph (RocksDB) open copies its locks and thread pools without their threads, and
+    # a child that touches them (its GC running a destructor) aborts.
+    context = multiprocessing.get_context("forkserver")
+    init = (analyzers.directories, analyzers.builtins, target, max_bytes)
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=init) as pool:
+        for result in pool.map(_analyze, jobs, chunksize=16):
+            results.append(result)
+            if progress:
+                progress("analyze", len(results), len(jobs))
     return results
 
 

@@ -27,6 +27,9 @@ ENTRY_POINT_GROUP = "cleveragents.analyzers"
 @dataclass(frozen=True)
 class AnalyzerSet:
     analyzers: tuple[Analyzer, ...]
+    # Where they came from, so that a worker process can load the same set.
+    directories: tuple[Path, ...] = ()
+    builtins: bool = True
 
     def for_path(self, path: str) -> Analyzer | None:
         return next((a for a in self.analyzers if a.handles(path)), None)
@@ -99,7 +102,7 @@ def load_analyzers(directories: Sequence[Path] = (), *, builtins: bool = True) -
     chain += entry_point_analyzers()
     if builtins:
         chain += builtin_analyzers()
-    return AnalyzerSet(tuple(_unique(chain)))
+    return AnalyzerSet(tuple(_unique(chain)), tuple(directories), builtins)
 
 
 def _unique(analyzers: Iterable[Analyzer]) -> Iterable[Analyzer]:
