@@ -257,3 +257,20 @@ def test_emptied_and_refilled_resource_has_no_duplicate_live_triples(ws, tree, a
         open_copies = [q.triple for q in live if str(q.graph_name).endswith("/open>")]
         assert len(open_copies) == len(set(open_copies))
     assert len(calls(ws)) == 3
+
+
+def test_file_vanishing_during_a_run_is_a_warning(ws, tree, add_resource, run_index, monkeypatch):
+    from cleveragents.indexing.sources import DirectorySnapshot
+
+    original = DirectorySnapshot.read
+
+    def read_after_deleting(self, path):
+        if path == "b.outline":
+            (self.root / path).unlink()  # listed, then gone before it is read
+        return original(self, path)
+
+    monkeypatch.setattr(DirectorySnapshot, "read", read_after_deleting)
+    info = add_resource(tree)
+    summary = run_index(info)
+    assert {s.path: s.reason for s in summary.skipped}["b.outline"] == "vanished while indexing"
+    assert summary.analyzed == 2 and not summary.errors
