@@ -199,7 +199,9 @@ class CommitEngine:
             removals[(quad.subject, quad.predicate, quad.object)] = quad
         clock.lap("infer")
 
-        revision_adds, revision_closes = derive_revisions(store, rev, when, added_g, inferred_g, removals)
+        revision_adds, revision_closes = derive_revisions(
+            store, rev, when, added_g, inferred_g, removals, fresh=request.new_subjects
+        )
         if revision_adds:
             written_after += [ox.Quad(s, p, o, added_g) for s, p, o in revision_adds]
             insert(raw, written_after)

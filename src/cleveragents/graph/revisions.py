@@ -48,8 +48,13 @@ def derive_revisions(
     added_g: ox.NamedNode,
     inferred_g: ox.NamedNode,
     removals: dict[tuple, ox.Quad],
+    *,
+    fresh: bool = False,
 ) -> tuple[list[Triple], list[ox.Quad]]:
-    """Revision triples to add and live quads to close for the entities a commit touches."""
+    """Revision triples to add and live quads to close for the entities a commit touches.
+
+    ``fresh``: the commit's subjects have no live triples (CommitRequest.new_subjects), so
+    they have no flags or revisions yet and their state is not read."""
     raw = store.raw
     head = store.head
     graphs = store.interval_graphs()
@@ -60,7 +65,11 @@ def derive_revisions(
     touched |= {e for e in removed_subjects - touched if _was_unit(raw, e)}
     if not touched:
         return [], []
-    state = _state_of(store, rev, touched, removed_subjects & touched, live | {added_g, inferred_g})
+    state = (
+        _EntityState()
+        if fresh and not removed_subjects
+        else _state_of(store, rev, touched, removed_subjects & touched, live | {added_g, inferred_g})
+    )
     removed_keys = set(removals)
     stamp = ox.Literal(when.isoformat().replace("+00:00", "Z"), datatype=ox.NamedNode(XSD + "dateTime"))
     commit = ox.NamedNode(f"https://cleveragents.ai/id/commit/{rev}")
