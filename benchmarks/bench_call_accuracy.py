@@ -315,7 +315,9 @@ def jedi_definitions(root: Path, spec: CorpusSpec, sites: list[Site], jobs: int)
     order = sorted(by_file, key=lambda p: -len(by_file[p]))
     tasks = [(str(root), spec.sys_path, spec.package, p, [(s.name_line, s.column) for s in by_file[p]]) for p in order]
     if jobs > 1 and len(tasks) > 1:
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        # A fork server, not fork: the calling process may hold Oxigraph stores (the test
+        # suite does), and a forked copy of RocksDB's locks aborts the child in its GC.
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("forkserver")) as pool:
             answers = list(pool.map(_goto, tasks))
     else:
         answers = [_goto(task) for task in tasks]
