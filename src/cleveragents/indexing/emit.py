@@ -30,8 +30,12 @@ def resource_base(resource_ulid: str) -> str:
 
 def file_iri(resource_ulid: str, path: str, key: str = "") -> str:
     """IRI of a file's node (``key == ""``) or of an entity in it."""
-    base = resource_base(resource_ulid) + quote(path, safe=_IRI_SAFE)
-    return f"{base}#{quote(key, safe=_IRI_SAFE)}" if key else base
+    return entity_iri(resource_base(resource_ulid) + quote(path, safe=_IRI_SAFE), key)
+
+
+def entity_iri(file_node: str, key: str) -> str:
+    """IRI of the entity ``key`` of the file whose node is ``file_node`` (one quoting of the path per file)."""
+    return f"{file_node}#{quote(key, safe=_IRI_SAFE)}" if key else file_node
 
 
 def directory_iri(resource_ulid: str, path: str) -> str:

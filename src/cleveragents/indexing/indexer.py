@@ -52,6 +52,9 @@ INDEXED_BY = CA + "indexedBy"
 # Below this many files the process pool costs more than it saves.
 PARALLEL_THRESHOLD = 64
 _BINARY_SNIFF = 8192
+# "The subject belongs to resource {0}", written as a filter: with the resource as a
+# constant in the pattern, Oxigraph starts from it and walks every node of the resource.
+_OF_RESOURCE = "<" + UKO + "sourceResource> ?resource . FILTER(?resource = <{0}>)"
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
@@ -417,8 +420,8 @@ class Indexer:
     def _live_files(self, target: Target) -> dict[str, tuple[str, str]]:
         """path -> (content hash, analyzer id) of the file nodes currently in the graph."""
         rows = self.store.raw.query(
-            f"SELECT ?path ?hash ?by WHERE {{ ?f <{INDEXED_BY}> ?by ; <{UKO}sourceResource> <{target.iri}> ; "
-            f"<{UKO}sourcePath> ?path ; <{UKO}contentHash> ?hash }}"
+            f"SELECT ?path ?hash ?by WHERE {{ ?f <{INDEXED_BY}> ?by ; <{UKO}sourcePath> ?path ; "
+            f"<{UKO}contentHash> ?hash ; {_OF_RESOURCE.format(target.iri)} }}"
         )
         return {row["path"].value: (row["hash"].value, row["by"].value) for row in rows}
 
@@ -534,12 +537,12 @@ class Indexer:
         for start in range(0, len(ordered), 500):
             values = " ".join(emit.literal(p) for p in ordered[start : start + 500])
             lines |= self._construct(
-                f"VALUES ?path {{ {values} }} ?s <{UKO}sourcePath> ?path ; "
-                f"<{UKO}sourceResource> <{target.iri}> ; ?p ?o . FILTER(?p NOT IN ({not_temporal}))"
+                f"VALUES ?path {{ {values} }} ?s <{UKO}sourcePath> ?path ; {_OF_RESOURCE.format(target.iri)} "
+                f"?s ?p ?o . FILTER(?p NOT IN ({not_temporal}))"
             )
         lines |= self._construct(
-            f"?s a <{UKO_CODE}Package> ; <{UKO}sourceResource> <{target.iri}> ; ?p ?o . "
-            f"FILTER(?p NOT IN ({not_temporal}))"
+            f"?s a <{UKO_CODE}Package> ; {_OF_RESOURCE.format(target.iri)} "
+            f"?s ?p ?o . FILTER(?p NOT IN ({not_temporal}))"
         )
         edges = [emit.edge_iri(*_iris(line)) for line in lines if line.endswith(">") and " <<(" not in line]
         for start in range(0, len(edges), 1000):
@@ -579,8 +582,9 @@ def symbol_table(target: Target, links: dict[str, LinkData]) -> SymbolTable:
     """Every name the resource's files define, for resolving references by name."""
     table = SymbolTable()
     for path, link in links.items():
+        node = emit.file_iri(target.ulid, path)
         for namespace, name, key in link.symbols:
-            table.define(namespace, name, emit.file_iri(target.ulid, path, key))
+            table.define(namespace, name, emit.entity_iri(node, key))
     return table
 
 

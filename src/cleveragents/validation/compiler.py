@@ -137,7 +137,8 @@ class CompiledShapes:
                 # materializes the entailment may keep it out of the focus graphs).
                 rows = run.select(subproperties_query(sorted(objects)))
                 objects |= {row["p"].value for row in rows if isinstance(row["p"], ox.NamedNode)}
-            found |= detect(plan, run, focus_pattern(named, focus_graphs or [], sorted(objects)))
+            small = len(named) + _triples_in(store, focus_graphs or []) <= SMALL_FOCUS
+            found |= detect(plan, run, focus_pattern(named, focus_graphs or [], sorted(objects)), small_focus=small)
         for blank in blanks:  # blank nodes cannot be written in query text: one query each
             found |= detect(plan, run, "", blank)
         return self._violations(plan, found.rows + self._explain(plan, run, found.failing))
@@ -220,3 +221,21 @@ def _read(source: ShapesSource, graph: ox.NamedNode | None, base_iri: str | None
     for t in triples:
         g.add((to_rdflib(t.subject), to_rdflib(t.predicate), to_rdflib(t.object)))
     return g, key
+
+
+# Up to this many focus triples (plus focus nodes), node triples are looked up node by
+# node (LATERAL): a plain join is planned as a scan of the data graph, which only pays
+# off for big focus sets.
+SMALL_FOCUS = 5_000
+
+
+def _triples_in(store: ox.Store, graphs: list[ox.NamedNode]) -> int:
+    """Triples in the focus graphs, counted up to SMALL_FOCUS + 1 (a big graph is not scanned)."""
+    total = 0
+    for graph in graphs:
+        capped = f"SELECT * WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }} LIMIT {SMALL_FOCUS + 1}"
+        query = f"SELECT (COUNT(*) AS ?n) WHERE {{ {{ {capped} }} }}"
+        total += int(next(iter(store.query(query)))["n"].value)
+        if total > SMALL_FOCUS:
+            break
+    return total

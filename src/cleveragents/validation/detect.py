@@ -255,9 +255,12 @@ def _build_features(plan: Plan, closure: set[tuple[str, str]]) -> _Features:
     return out
 
 
-def detect(plan: Plan, run: Runner, focus: str, blank: ox.BlankNode | None = None) -> Detected:
+def detect(
+    plan: Plan, run: Runner, focus: str, blank: ox.BlankNode | None = None, *, small_focus: bool = False
+) -> Detected:
     """The failing (node, shape index) pairs of the focus set (a focus_pattern; with
-    ``blank``, an empty string and ?this is substituted)."""
+    ``blank``, an empty string and ?this is substituted). ``small_focus``: few focus nodes,
+    looked up one by one (see scan_pattern)."""
     out = Detected()
     if not plan.shapes:
         return out
@@ -269,6 +272,7 @@ def detect(plan: Plan, run: Runner, focus: str, blank: ox.BlankNode | None = Non
         objects_of=sorted(features.objects_of),
         excluding=plan.excluding,
         kept=plan.kept,
+        lateral=small_focus,
     )
     later = [k for k, s in enumerate(plan.shapes) if s.complex is not None or s.class_checks]
     query = pairs_query(scan, features.kinds, features.rows, list(features.tests), later)

@@ -94,6 +94,7 @@ def scan_pattern(
     objects_of: Sequence[str],
     excluding: bool,
     kept: Any,
+    lateral: bool = False,
 ) -> str:
     """A sub-SELECT of the scan rows (?this ?p ?key ?o) of the focus set: every outgoing
     triple of each node not held by an excluded graph, with ?key the object of an rdf:type
@@ -103,13 +104,19 @@ def scan_pattern(
     substituted.
 
     One lookup of all the node's triples (one seek per graph of the data graph) replaces a
-    lookup per shape and predicate. It is a plain join, not a LATERAL: Oxigraph runs it
-    as a loop over the focus nodes at a fraction of LATERAL's cost per node. The excluded
-    triples are subtracted once: MINUS reads the (small) excluded graphs once."""
+    lookup per shape and predicate. For a big focus set it is a plain join: Oxigraph runs
+    it as a loop over the focus nodes at a fraction of LATERAL's cost per node. For a
+    small one (``lateral``) it is a LATERAL: the plain join is then planned as a scan of
+    the whole data graph (0.7 s against 7 ms for 4 nodes on a million-triple store). The
+    excluded triples are subtracted once: MINUS reads the (small) excluded graphs once."""
+
+    def outgoing(predicate: str) -> str:
+        return f"LATERAL {{ ?this {predicate} ?o }}" if lateral else f"?this {predicate} ?o"
+
     # COALESCE makes ?key certainly bound, so that Oxigraph hashes the join on it.
-    branches = [f"{{ {focus} ?this ?p ?o BIND(COALESCE(IF(sameTerm(?p, {TYPE}), ?o, {ANY}), {ANY}) AS ?key) }}"]
+    branches = [f"{{ {focus} {outgoing('?p')} BIND(COALESCE(IF(sameTerm(?p, {TYPE}), ?o, {ANY}), {ANY}) AS ?key) }}"]
     if type_as_predicate:
-        branches.append(f"{{ {focus} ?this {TYPE} ?o BIND({TYPE} AS ?p) BIND({ANY} AS ?key) }}")
+        branches.append(f"{{ {focus} {outgoing(TYPE)} BIND({TYPE} AS ?p) BIND({ANY} AS ?key) }}")
     if target_nodes:
         branches.append(f"{{ {focus} BIND({NODE} AS ?p) BIND(?this AS ?key) }}")
     for p in objects_of:  # incoming scans can be huge (hubs): stop at the first triple
