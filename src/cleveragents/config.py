@@ -120,7 +120,7 @@ KEYS: Final[dict[str, KeySpec]] = {
         KeySpec(
             "index.commit_batch_files",
             "int",
-            400,
+            200,
             "A first index commits this many files at a time (bounded memory; a killed run resumes).",
             minimum=1,
         ),

@@ -64,7 +64,7 @@ class IndexOptions:
     """Settings of a run (config keys index.max_file_bytes, index.commit_batch_files)."""
 
     max_file_bytes: int = 1_000_000  # larger files get a file node only
-    batch_files: int = 400  # a first index commits this many files at a time
+    batch_files: int = 200  # a first index commits this many files at a time
 
 
 DEFAULT_OPTIONS = IndexOptions()
