@@ -652,6 +652,8 @@ class _FileAnalyzer:
         if name == "__all__":
             self.exports(node.child_by_field_name("right"))
             return
+        if not name.isidentifier():
+            return  # error recovery can leave an assignment without a target (`: x`)
         if (name.startswith("__") and name.endswith("__")) or name in self.keys:
             return  # dunders are not API; a reassigned def or variable is already there
         self.keys[name] = 1
@@ -677,6 +679,8 @@ class _FileAnalyzer:
         return entity
 
     def attribute(self, scope: _Scope, name: str, node: ts.Node) -> None:
+        if not name.isidentifier():
+            return  # error recovery: `self. = 1`, `: int`
         key = f"{scope.entity.key}.{name}"
         if key in self.keys:  # a method of that name, or the attribute seen already
             return

@@ -6,7 +6,7 @@ import json
 import textwrap
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from cleveragents.analyzers.python import (
@@ -543,6 +543,10 @@ PIECES = [
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(PIECES), max_size=60))
+@example([":", "*", "async "])  # an annotated assignment without a target: no nameless entity
+@example(
+    ["class ", "f", ":", "\n", "    ", "def ", "f", "(", "self", ")", ":", "\n", "    ", "    ", "self", ". ", "=", "x"]
+)
 def test_arbitrary_input_never_raises(pieces: list[str]) -> None:
     data = "".join(pieces).encode("utf-8", errors="surrogateescape")
     analysis = analyze(PY, "pkg/any.py", data)
