@@ -23,14 +23,16 @@ import typer
 
 from cleveragents.errors import NotFoundError, UsageError
 from cleveragents.output import ColumnDef, OutputSession, available_formats
-from cleveragents.services import graph_service
+from cleveragents.services import classification, graph_service
 from cleveragents.services.query_runner import QueryOutcome
 from cleveragents.services.workspace import Workspace
 from cleveragents.terms import PREFIXES, compact
 
 from .context import AppContext, get_context
 from .rendering import (
+    is_structured,
     is_violation,
+    listed,
     record,
     render_commit,
     reporting_violations,
@@ -477,3 +479,55 @@ def blame_cmd(
             ColumnDef("retracted_time", "Retracted time", hidden=not include_retracted),
         ]
         out.table(f"Blame of {compact(graph_service.parse_iri(iri).value)}", columns, rows=rows, key="blame")
+
+
+CLASSIFY_COLUMNS = [
+    ColumnDef("direction", "Dir"),
+    ColumnDef("predicate", "Predicate"),
+    ColumnDef("node", "Node"),
+    ColumnDef("confidence", "Confidence", alignment="right"),
+    ColumnDef("resolved_by", "Resolved by"),
+    ColumnDef("inferred", "Inferred"),
+]
+
+
+@app.command("classify")
+def classify_cmd(
+    ctx: typer.Context,
+    iri: NodeIri,
+    as_of: AsOf = None,
+    output_format: Annotated[
+        str | None,
+        typer.Option("--format", help="Any output format; overrides the global --format.", show_default=False),
+    ] = None,
+) -> None:
+    """The UKO classification of a node: layer (0-3), primary type, source resource and
+    relationships (asserted, and inferred by the UKO engine, with confidence)."""
+    app_ctx = get_context(ctx)
+    if use_format(app_ctx, output_format):
+        raise UsageError("--format turtle applies to CONSTRUCT and DESCRIBE queries only")
+    mode = term_mode(app_ctx.format)
+    with app_ctx.session("graph classify") as out:
+        result = classification.classify(workspace(app_ctx), iri, as_of=as_of)
+
+        def term(value: str | None) -> str | None:
+            return None if value is None else term_text(ox.NamedNode(value), mode)
+
+        record(
+            out,
+            app_ctx,
+            f"Classification of {compact(result.iri)}",
+            "classification",
+            [
+                ("iri", "IRI", term(result.iri)),
+                ("revision", "Revision", result.revision),
+                ("layer", "Layer", result.layer),
+                ("primary_type", "Primary type", term(result.primary_type)),
+                ("types", "Types", listed((term(t) or "" for t in result.types), is_structured(app_ctx))),
+                ("source_resource", "Source resource", term(result.source_resource)),
+            ],
+        )
+        rows = [{**r.as_dict(), "predicate": term(r.predicate), "node": term(r.node)} for r in result.relationships]
+        out.table("Relationships", CLASSIFY_COLUMNS, rows=rows, key="relationships", empty_message="No relationships.")
+        inferred = sum(r.inferred for r in result.relationships)
+        out.status(f"{len(rows)} relationship(s), {inferred} inferred, at revision {result.revision}")

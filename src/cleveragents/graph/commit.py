@@ -3,8 +3,9 @@
 A commit adds and removes triples atomically, gets the next revision number and a
 PROV-O activity. The protocol keeps big commits close to raw load speed:
 
-1. additions are bulk-loaded into ``iv/<r>/open`` and the RDFS closure they entail
-   into ``inf/<r>/open``; with ``r`` above the head these graphs are invisible;
+1. additions are bulk-loaded into ``iv/<r>/open``; the UKO engine's layers and implicit
+   edges for the nodes they affect (graph/uko_inference.py) and the RDFS closure of both
+   go into ``inf/<r>/open``; with ``r`` above the head these graphs are invisible;
 2. additions that are already live are dropped; removals are located in their live
    graphs and copied into their closed intervals ``iv/<from>/<r>`` (still invisible);
 3. revision metadata (the seed's validFrom / isCurrent / isRevisionOf contract) is
@@ -37,6 +38,7 @@ from cleveragents.graph.publish import publish
 from cleveragents.graph.revisions import TEMPORAL_PREDICATES, derive_revisions
 from cleveragents.graph.store import GraphStore, syntax_error
 from cleveragents.graph.tbox import TBox
+from cleveragents.graph.uko_inference import IMPLICIT_EDGES, UkoInferenceEngine
 from cleveragents.terms import CA, GENID, ID, PROV, RDF_TYPE, XSD
 
 Triple = tuple[Any, Any, Any]
@@ -111,14 +113,18 @@ def agent_node(name: str) -> ox.NamedNode:
 
 
 class CommitEngine:
-    """Applies CommitRequests to a writable GraphStore."""
+    """Applies CommitRequests to a writable GraphStore.
 
-    def __init__(self, store: GraphStore, tbox: TBox, validator: Validator | None) -> None:
+    ``uko``: derive UKO layers and implicit edges on every commit (off only for tests of
+    the graph core that check the RDFS closure alone)."""
+
+    def __init__(self, store: GraphStore, tbox: TBox, validator: Validator | None, *, uko: bool = True) -> None:
         if not store.writable:
             raise ValidationError("the store is open read-only; commits need a writer")
         self.store = store
         self.tbox = tbox
         self.validator = validator
+        self.uko = UkoInferenceEngine.from_store(store.raw, tbox) if uko else None
 
     def commit(self, request: CommitRequest) -> CommitResult:
         with self._writing():
@@ -148,7 +154,11 @@ class CommitEngine:
             self.tbox = TBox.from_store(store.raw)
             rev, head = store.head + 1, store.head
             when = datetime.now(UTC)
-            delta = rederive_all(store, layout.interval_graph("inf", rev))
+            inferred_g = layout.interval_graph("inf", rev)
+            if self.uko is not None:
+                self.uko = UkoInferenceEngine.from_store(store.raw, self.tbox)
+                self.uko.derive_all(store, inferred_g)
+            delta = rederive_all(store, inferred_g)
             if not delta.added and not delta.closes:
                 return CommitResult(head, None)
             request = CommitRequest(message=message, cause="ontology-change", agent=agent)
@@ -194,7 +204,13 @@ class CommitEngine:
                 removals[(quad.subject, quad.predicate, quad.object)] = quad
         clock.lap("dedupe")
 
-        delta: InferenceDelta = infer(store, self.tbox, added_g, inferred_g, removals, live_inferred)
+        derived: frozenset[ox.NamedNode] = frozenset()
+        if self.uko is not None:
+            for quad in self.uko.derive(store, added_g, inferred_g, removals):
+                removals[(quad.subject, quad.predicate, quad.object)] = quad
+            derived = IMPLICIT_EDGES
+        clock.lap("uko")
+        delta: InferenceDelta = infer(store, self.tbox, added_g, inferred_g, removals, live_inferred, derived)
         for quad in delta.closes:
             removals[(quad.subject, quad.predicate, quad.object)] = quad
         clock.lap("infer")

@@ -4,6 +4,10 @@ Users write ``?x a uko:Container`` and ``?a uko:dependsOn ?b`` and get every sub
 and sub-property instance. Oxigraph does no reasoning, so the entailed triples are
 materialized in ``inf/`` interval graphs, apart from what was asserted. A triple is
 inferred only while it is entailed and not asserted, so no triple is ever live twice.
+
+The closure's base facts are the asserted triples and the *derived* facts another engine
+wrote to the inferred graphs (the UKO engine's implicit edges, graph/uko_inference.py):
+``?a uko:dependsOn ?b`` sees ``?a uko:implicitDependsOn ?b`` as it sees ``?a uko-code:calls ?b``.
 """
 
 from __future__ import annotations
@@ -45,18 +49,19 @@ def entailments_of(graph: ox.NamedNode | None) -> str:
 
 
 def rederive_all(store: GraphStore, inferred_g: ox.NamedNode) -> InferenceDelta:
-    """After an ontology change: the whole closure of the live asserted triples, written
-    to ``inferred_g`` where it is new, and the live inferences it no longer contains."""
+    """After an ontology change: the whole closure of the live asserted triples (and of
+    the derived facts already written to ``inferred_g``), written to ``inferred_g`` where
+    it is new, and the live inferences it no longer contains."""
     raw = store.raw
     head = store.head
     live = {n: iv for n, iv in store.interval_graphs().items() if iv.is_open and iv.start <= head}
     asserted = [n for n, iv in live.items() if iv.family == "iv"]
-    body = raw.query(entailments_of(None), default_graph=[layout.LIVE], prefixes=_RDFS).serialize(
+    body = raw.query(entailments_of(None), default_graph=[layout.LIVE, inferred_g], prefixes=_RDFS).serialize(
         format=ox.RdfFormat.N_TRIPLES
     )
     if body:
         raw.bulk_load(body, ox.RdfFormat.N_TRIPLES, to_graph=inferred_g)
-        _drop_present(store, inferred_g, asserted)
+    drop_present(store, inferred_g, asserted)
     delta = InferenceDelta()
     for node, iv in live.items():
         if iv.family != "inf":
@@ -78,22 +83,33 @@ def infer(
     inferred_g: ox.NamedNode,
     removals: dict[tuple, ox.Quad],
     live_inferred: list[ox.NamedNode],
+    derived: frozenset[ox.NamedNode] = frozenset(),
 ) -> InferenceDelta:
-    """Write what the additions entail into ``inferred_g``; return inferences to close."""
+    """Write what the additions entail into ``inferred_g``; return inferences to close.
+
+    ``derived``: the predicates of derived base facts. ``inferred_g`` holds the ones this
+    commit adds (and nothing else yet); ``removals`` the ones it closes."""
     raw = store.raw
     delta = InferenceDelta()
     if tbox.superclasses or tbox.superproperties:
-        body = raw.query(entailments_of(added_g), prefixes=_RDFS).serialize(format=ox.RdfFormat.N_TRIPLES)
-        if body:
-            raw.bulk_load(body, ox.RdfFormat.N_TRIPLES, to_graph=inferred_g)
+        sources = [added_g]
+        if derived and next(iter(raw.quads_for_pattern(None, None, None, inferred_g)), None) is not None:
+            sources.append(inferred_g)
+        bodies = [
+            raw.query(entailments_of(g), prefixes=_RDFS).serialize(format=ox.RdfFormat.N_TRIPLES) for g in sources
+        ]
+        for body in bodies:
+            if body:
+                raw.bulk_load(body, ox.RdfFormat.N_TRIPLES, to_graph=inferred_g)
+        if any(bodies):
             live = [g for g, iv in store.interval_graphs().items() if iv.is_open and iv.start <= store.head]
-            _drop_present(store, inferred_g, [*live, added_g])
-    _recompute_after_removals(store, tbox, added_g, inferred_g, removals, live_inferred, delta)
+            drop_present(store, inferred_g, [*live, added_g])
+    _recompute_after_removals(store, tbox, added_g, inferred_g, removals, live_inferred, derived, delta)
     delta.added = store.count(inferred_g)
     return delta
 
 
-def _drop_present(store: GraphStore, graph: ox.NamedNode, others: list[ox.NamedNode]) -> None:
+def drop_present(store: GraphStore, graph: ox.NamedNode, others: list[ox.NamedNode]) -> None:
     """Remove from ``graph`` every triple some graph of ``others`` already holds."""
     for quad in store.overlap(graph, others):
         store.raw.remove(ox.Quad(quad.subject, quad.predicate, quad.object, graph))
@@ -106,33 +122,47 @@ def _recompute_after_removals(
     inferred_g: ox.NamedNode,
     removals: dict[tuple, ox.Quad],
     live_inferred: list[ox.NamedNode],
+    derived: frozenset[ox.NamedNode],
     delta: InferenceDelta,
 ) -> None:
-    """Re-derive the inferences of nodes whose asserted support shrank."""
+    """Re-derive the inferences of nodes whose base support (asserted or derived) shrank."""
     raw = store.raw
-    removed_asserted = [q for q in removals.values() if layout.parse_graph(q.graph_name).family == "iv"]  # type: ignore[union-attr]
-    typed_subjects = {q.subject for q in removed_asserted if q.predicate == TYPE}
+
+    def is_base(quad: ox.Quad) -> bool:
+        family = layout.parse_graph(quad.graph_name).family  # type: ignore[arg-type, union-attr]
+        return family == "iv" or (family == "inf" and quad.predicate in derived)
+
+    removed_base = [q for q in removals.values() if is_base(q)]
+    typed_subjects = {q.subject for q in removed_base if q.predicate == TYPE}
     related = tbox.related_predicates
-    edges = {(q.subject, q.object) for q in removed_asserted if q.predicate != TYPE and q.predicate in related}
+    edges = {(q.subject, q.object) for q in removed_base if q.predicate != TYPE and q.predicate in related}
     if not typed_subjects and not edges:
         return
     removed_keys = set(removals)
     live_inf = set(live_inferred)
     additions: list[ox.Quad] = []
 
-    def remaining_asserted(s: object, p: object, o: object) -> set[tuple]:
+    def remaining_base(s: object, p: object, o: object) -> set[tuple]:
+        families = ("iv", "inf") if derived else ("iv",)
         out = {
             (q.subject, q.predicate, q.object)
-            for q in store.live_quads(s, p, o)  # type: ignore[arg-type]
-            if (q.subject, q.predicate, q.object) not in removed_keys
+            for q in store.live_quads(s, p, o, families=families)  # type: ignore[arg-type]
+            if (q.subject, q.predicate, q.object) not in removed_keys and is_base(q)
         }
-        out |= {(q.subject, q.predicate, q.object) for q in raw.quads_for_pattern(s, p, o, added_g)}  # type: ignore[arg-type]
+        for graph in (added_g, inferred_g) if derived else (added_g,):
+            out |= {
+                (q.subject, q.predicate, q.object)
+                for q in raw.quads_for_pattern(s, p, o, graph)  # type: ignore[arg-type]
+                if graph == added_g or q.predicate in derived
+            }
         return out
 
     def current_inferred(s: object, p: object, o: object) -> dict[tuple, ox.Quad]:
         out: dict[tuple, ox.Quad] = {}
         for q in raw.quads_for_pattern(s, p, o, None):  # type: ignore[arg-type]
             key = (q.subject, q.predicate, q.object)
+            if q.predicate in derived:
+                continue  # a base fact, not an entailment
             if (q.graph_name in live_inf and key not in removed_keys) or q.graph_name == inferred_g:
                 out[key] = q
         return out
@@ -147,12 +177,12 @@ def _recompute_after_removals(
         additions.extend(ox.Quad(*key, inferred_g) for key in desired if key not in current)
 
     for s in typed_subjects:
-        asserted = {t[2] for t in remaining_asserted(s, TYPE, None)}
+        asserted = {t[2] for t in remaining_base(s, TYPE, None)}
         desired = {(s, TYPE, c) for c in tbox.entailed_types(asserted)}  # type: ignore[arg-type]
         reconcile(desired, current_inferred(s, TYPE, None))
     by_pair: dict[tuple, set] = defaultdict(set)
     for s, o in edges:
-        by_pair[(s, o)] = {t[1] for t in remaining_asserted(s, None, o) if t[1] != TYPE}
+        by_pair[(s, o)] = {t[1] for t in remaining_base(s, None, o) if t[1] != TYPE}
     for (s, o), preds in by_pair.items():
         desired = {(s, p, o) for p in tbox.entailed_predicates(preds)}  # type: ignore[arg-type]
         current = {k: q for k, q in current_inferred(s, None, o).items() if k[1] != TYPE}
