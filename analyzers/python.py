@@ -207,6 +207,18 @@ def _one_line(text: str) -> str:
     return _WHITESPACE.sub(" ", text).strip()
 
 
+def _name_position(node: ts.Node | None) -> tuple[int, int] | None:
+    """Where the last name of ``a.b.c`` (or of a plain name) starts: what a language
+    server resolves. Tree-sitter points are (row, byte column)."""
+    while node is not None and node.type == "attribute":
+        node = node.child_by_field_name("attribute")
+    if node is None:
+        return None
+    if node.type == "dotted_name" and node.named_child_count:
+        node = node.named_children[-1]
+    return node.start_point.row, node.start_point.column
+
+
 def _dotted(text: str) -> str | None:
     """``a.b.c`` (whitespace between the parts dropped), or None for any other expression."""
     if not _DOTTED.fullmatch(text):
@@ -627,9 +639,9 @@ class _FileAnalyzer:
                 continue
             if dotted in _ABSTRACT_BASES and "abstract" not in entity.values.get(MODIFIERS, ()):
                 entity.add(MODIFIERS, "abstract")
-            resolved.append((dotted, self.resolve(dotted, scope.parent)))
+            resolved.append((dotted, self.resolve(dotted, scope.parent), _name_position(base)))
         line = scope.node.start_point[0] + 1
-        for dotted, qualified in resolved:
+        for dotted, qualified, at in resolved:
             if qualified is not None:
                 scope.bases.append(qualified)
             if qualified is None and dotted in _BUILTINS:
@@ -640,7 +652,7 @@ class _FileAnalyzer:
             implements = local is not None and local.is_protocol and not scope.is_protocol
             predicate = IMPLEMENTS if implements else INHERITS_FROM
             simple = (qualified or dotted).rsplit(".", 1)[-1]
-            self.references.append(Reference(entity.key, predicate, NAMESPACE, targets, simple, line))
+            self.references.append(Reference(entity.key, predicate, NAMESPACE, targets, simple, line, at))
 
     def star_targets(self, name: str) -> tuple[tuple[str, float], ...]:
         return tuple((_join(module, name), INHERITED_CONFIDENCE) for module in self.star_modules)
@@ -719,7 +731,8 @@ class _FileAnalyzer:
                     target = "".join(self.text(item).split())
                     head = target.split(".", 1)[0]
                     self.aliases.setdefault(head, head)  # `import a.b` binds `a`
-                self.add_import(target, target, ((target, SCOPE_CONFIDENCE),), node, line)
+                named = item.child_by_field_name("name") if item.kind_id == kinds["aliased_import"] else item
+                self.add_import(target, target, ((target, SCOPE_CONFIDENCE),), node, line, _name_position(named))
             return
         module_node = node.child_by_field_name("module_name")
         if module_node is None:
@@ -727,27 +740,34 @@ class _FileAnalyzer:
         written = "".join(self.text(module_node).split())
         level = len(written) - len(written.lstrip(".")) if module_node.kind_id == kinds["relative_import"] else 0
         base = absolute_module(self.module, self.is_package, level, written[level:]) if level else written
-        names: list[str] = []
+        names: list[tuple[str, tuple[int, int] | None]] = []
         for item in node.children_by_field_name("name"):
             aliased = item.kind_id == kinds["aliased_import"]
-            original = self.text(item.child_by_field_name("name") if aliased else item)
+            named = item.child_by_field_name("name") if aliased else item
+            original = self.text(named)
             local = self.text(item.child_by_field_name("alias")) if aliased else original
             self.aliases[local] = _join(base, original)
             self.from_names.add(local)
-            names.append(original)
+            names.append((original, _name_position(named)))
         if any(child.kind_id == kinds["wildcard_import"] for child in node.children):
             self.star_modules.append(base)
         if level and written == "." * level:
             # `from . import x`: x is most often a submodule; the package is the fallback.
-            for original in names:
+            for original, at in names:
                 target = _join(base, original)
                 fallback = ((base, SCOPE_CONFIDENCE),) if base else ()
-                self.add_import(target, written + original, ((target, SCOPE_CONFIDENCE), *fallback), node, line)
+                self.add_import(target, written + original, ((target, SCOPE_CONFIDENCE), *fallback), node, line, at)
         else:
-            self.add_import(base, written, ((base, SCOPE_CONFIDENCE),), node, line)
+            self.add_import(base, written, ((base, SCOPE_CONFIDENCE),), node, line, _name_position(module_node))
 
     def add_import(
-        self, target: str, written: str, targets: tuple[tuple[str, float], ...], node: ts.Node, line: int
+        self,
+        target: str,
+        written: str,
+        targets: tuple[tuple[str, float], ...],
+        node: ts.Node,
+        line: int,
+        at: tuple[int, int] | None,
     ) -> None:
         if not target or target in self.imported:
             return
@@ -755,8 +775,8 @@ class _FileAnalyzer:
         entity = Entity(key, (IMPORT,), target, "", tsh.span(node), {IMPORTED_NAME: [written]})
         self.imported[target] = entity
         self.entities.append(entity)
-        self.references.append(Reference("", DEPENDS_ON, NAMESPACE, targets, None, line))
-        self.references.append(Reference(key, IMPORTS, NAMESPACE, targets, None, line))
+        self.references.append(Reference("", DEPENDS_ON, NAMESPACE, targets, None, line, at))
+        self.references.append(Reference(key, IMPORTS, NAMESPACE, targets, None, line, at))
 
     # -- calls
 
@@ -783,7 +803,8 @@ class _FileAnalyzer:
                 if (source, first) not in linked:
                     linked.add((source, first))
                     line = callee.start_point[0] + 1
-                    self.references.append(Reference(source, CALLS, NAMESPACE, targets, simple, line))
+                    at = _name_position(callee)
+                    self.references.append(Reference(source, CALLS, NAMESPACE, targets, simple, line, at))
 
     def name_call(self, name: str, scope: _Scope | None) -> list[_Edge]:
         """``f()``: a nested or module-level definition, an imported name, else a distinctive bare name."""

@@ -13,6 +13,7 @@ from cleveragents.output import ColumnDef, OutputSession
 from cleveragents.services import indexing
 from cleveragents.services.resources import ResourceInfo
 from cleveragents.services.workspace import Workspace
+from cleveragents.terms import UKO_CODE
 
 from .context import AppContext, get_context
 from .graph_cmd import agent_name, workspace
@@ -21,6 +22,7 @@ from .rendering import is_structured, record, reporting_violations
 SKIPPED_COLUMNS = [ColumnDef("reason", "Reason"), ColumnDef("files", "Files"), ColumnDef("example", "Example")]
 ERROR_COLUMNS = [ColumnDef("path", "File"), ColumnDef("message", "Error")]
 SHOWN_ERRORS = 20
+CALLS = UKO_CODE + "calls"
 
 
 def progress_reporter(out: OutputSession) -> Progress:
@@ -77,6 +79,41 @@ def render_summary(out: OutputSession, app_ctx: AppContext, summary: IndexSummar
         out.table("Errors" + (f" (first {SHOWN_ERRORS}; {more} more)" if more else ""), ERROR_COLUMNS, rows=rows)
     for path, names in sorted(summary.hidden_entities.items())[:SHOWN_ERRORS]:
         out.status(f"{path}: a syntax error hides {', '.join(names)}", "warning")
+    for report in summary.enrichment:
+        _render_enrichment(out, app_ctx, summary, report)
+
+
+def _render_enrichment(out: OutputSession, app_ctx: AppContext, summary: IndexSummary, report: dict[str, Any]) -> None:
+    server = report["server"]
+    if report["unavailable"]:
+        out.status(f"LSP {server} not used: {report['unavailable']}; name-match edges kept", "warning")
+        return
+    calls = summary.resolution.get(CALLS)
+    record(
+        out,
+        app_ctx,
+        f"LSP {server}",
+        "lsp",
+        [
+            ("files", "Files enriched", report["files"]),
+            ("requests", "Requests", report["requests"]),
+            ("resolved", "References resolved", f"{report['resolved']} ({report['external']} outside the resource)"),
+            ("unanswered", "No answer (name match kept)", report["unanswered"]),
+            (
+                "calls",
+                "Call edges vs name match",
+                f"{calls.confirmed} confirmed, {calls.corrected} corrected, {calls.added} added, "
+                f"{calls.unresolved} unresolved"
+                if calls
+                else "none",
+            ),
+            ("diagnostics", "Diagnostics", report["diagnostics"]),
+            ("typed", "Return types inferred", report["typed"]),
+            ("time", "Time", f"{report['seconds']:.2f} s"),
+        ],
+    )
+    for path in report["rejected"][:SHOWN_ERRORS]:
+        out.status(f"LSP {server} rejected {path}", "warning")
 
 
 def index_command(
@@ -94,6 +131,13 @@ def index_command(
     since: Annotated[
         str | None, typer.Option("--since", help="With --history: only commits after this git ref.")
     ] = None,
+    lsp: Annotated[
+        bool | None,
+        typer.Option(
+            "--lsp/--no-lsp",
+            help="Resolve references with the registered language servers (default: config lsp.enrich).",
+        ),
+    ] = None,
 ) -> None:
     """Index resources incrementally: only changed files are re-analyzed; no change, no commit."""
     app_ctx = get_context(ctx)
@@ -103,6 +147,9 @@ def index_command(
         raise typer.BadParameter("--max-commits and --since go with --history")
     if history and (watch or full):
         raise typer.BadParameter("--history cannot be combined with --watch or --full")
+    if history and lsp:
+        raise typer.BadParameter("--lsp resolves the working tree; it cannot be combined with --history")
+    use_lsp = bool(app_ctx.config.value("lsp.enrich")) if lsp is None else lsp
     options = {
         "analyzers": indexing.analyzer_set(str(app_ctx.config.value("analyzers.path"))),
         "options": indexing.options_from(app_ctx.config),
@@ -114,7 +161,14 @@ def index_command(
             summaries = _history(out, app_ctx, ws, infos, max_commits, since, options)
         else:
             summaries = indexing.index(
-                ws, infos, full=full, agent=agent_name(app_ctx), progress=progress_reporter(out), **options
+                ws,
+                infos,
+                full=full,
+                agent=agent_name(app_ctx),
+                progress=progress_reporter(out),
+                lsp=use_lsp and not history,
+                lsp_timeout=float(app_ctx.config.value("lsp.request_timeout")),
+                **options,
             )
             for summary in summaries:
                 render_summary(out, app_ctx, summary)

@@ -29,7 +29,18 @@ from cleveragents.output.failures import (
 )
 from cleveragents.output.human import CANCELLED_MESSAGE
 
-from . import config_cmd, graph_cmd, index_cmd, init_cmd, ontology_cmd, project_cmd, query_cmd, resource_cmd, show_cmd
+from . import (
+    config_cmd,
+    graph_cmd,
+    index_cmd,
+    init_cmd,
+    lsp_cmd,
+    ontology_cmd,
+    project_cmd,
+    query_cmd,
+    resource_cmd,
+    show_cmd,
+)
 from .context import AppContext
 
 # Recent typer vendors click as typer._click; older typer depends on click itself.
@@ -122,6 +133,7 @@ def build_app() -> typer.Typer:
     app.add_typer(graph_cmd.app, name="graph")
     app.add_typer(query_cmd.app, name="query")
     app.add_typer(ontology_cmd.app, name="ontology")
+    app.add_typer(lsp_cmd.app, name="lsp")
     app.command("index")(index_cmd.index_command)
     app.command("show")(show_cmd.show_command)
     return app

@@ -130,6 +130,19 @@ KEYS: Final[dict[str, KeySpec]] = {
             "",
             "Directories of your own analyzer plugins (os.pathsep-separated); they take precedence over built-ins.",
         ),
+        KeySpec(
+            "lsp.enrich",
+            "bool",
+            False,
+            "Index with the registered language servers by default (agents index --lsp / --no-lsp).",
+        ),
+        KeySpec(
+            "lsp.request_timeout",
+            "float",
+            10.0,
+            "Seconds a language server may take to answer one request before it counts as hung.",
+            minimum=0.01,
+        ),
     )
 }
 

@@ -121,6 +121,22 @@ class DependencyMissingError(CleverAgentsError):
     category = "DEPENDENCY_MISSING"
 
 
+class LSPUnavailable(DependencyMissingError):
+    """A registered language server cannot be started here (executable or runtime missing)."""
+
+    def __init__(self, name: str, reason: str, **kwargs: Any) -> None:
+        super().__init__(f"LSP server '{name}' is unavailable: {reason}", **kwargs)
+        self.name = name
+        self.reason = reason
+
+
+class LSPRequestError(CleverAgentsError):
+    """A language server answered a request with an error, or not in time."""
+
+    code = 502
+    category = "LSP_REQUEST_FAILED"
+
+
 class Interrupted(CleverAgentsError):
     code = 499
     category = "INTERRUPTED"

@@ -19,6 +19,7 @@ from benchmarks.bench_call_accuracy import (
     SiteResult,
     evaluate,
     link_project,
+    lsp_metrics,
     metrics,
     summarize,
 )
@@ -66,3 +67,21 @@ def test_a_wrong_target_is_judged_wrong(requests_run: CorpusRun) -> None:
     assert judge.correct((path, key + ".__init__"))
     assert not judge.correct((path, key + "_other"))
     assert not judge.correct(("src/requests/other.py", key))
+
+
+def test_lsp_edges_are_judged_against_jedi_and_external_symbols_against_outside(requests_run: CorpusRun) -> None:
+    # --lsp's judge: in-corpus targets as for name matching; an external symbol is right only where jedi went outside.
+    inside = next(r for r in requests_run.results if r.category == "in-corpus" and r.expected)
+    outside = next(r for r in requests_run.results if r.category == "outside")
+    target = next(iter(inside.expected))
+    right = SiteResult(inside.site, "in-corpus", expected=inside.expected, lsp={target: 1.0})
+    wrong = SiteResult(inside.site, "in-corpus", expected=inside.expected, lsp={(target[0], "elsewhere"): 1.0})
+    external_right = SiteResult(outside.site, "outside", lsp={}, lsp_external={"os.path.join"})
+    external_wrong = SiteResult(inside.site, "in-corpus", expected=inside.expected, lsp={}, lsp_external={"x.y"})
+    unanswered = SiteResult(inside.site, "in-corpus", expected=inside.expected)  # lsp None: not judged
+    measured = lsp_metrics([right, wrong, external_right, external_wrong, unanswered])
+    assert measured["precision"] == 0.5
+    assert measured["external_agreement"] == 0.5
+    assert measured["precision_all_lsp_edges"] == 0.5  # 2 right of 4
+    assert measured["sites_answered"] == 4
+    assert measured["recall"] == round(1 / 4, 4)  # one of the four in-corpus sites has a right edge

@@ -26,12 +26,12 @@ import os
 import pickle
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Protocol
 
 import pyoxigraph as ox
 
@@ -44,11 +44,12 @@ from cleveragents.terms import CA, RDF_TYPE, UKO, UKO_CODE, UKO_PY
 from . import emit
 from .content import ContentStore
 from .link import SymbolTable, referenced_names
-from .model import Analyzer, FileAnalysis, Reference, SourceFile
+from .model import Analyzer, FileAnalysis, Reference, SourceFile, Span
 from .plugins import AnalyzerSet, load_analyzers
 from .sources import Skipped, Snapshot
 
 INDEXED_BY = CA + "indexedBy"
+ENRICHED_BY = CA + "enrichedBy"
 # Below this many files the process pool costs more than it saves.
 PARALLEL_THRESHOLD = 64
 _BINARY_SNIFF = 8192
@@ -89,6 +90,18 @@ class LinkData:
     names: frozenset[str]
 
 
+@dataclass(frozen=True, slots=True)
+class OutlineEntry:
+    """Where an entity of a file is: what a resolver needs to map a definition site back
+    to an entity. Lines 1-based, inclusive."""
+
+    key: str
+    name: str
+    start_line: int
+    end_line: int
+    untyped_callable: bool = False  # a function or method the syntax gave no return type
+
+
 @dataclass
 class FileResult:
     path: str
@@ -99,6 +112,48 @@ class FileResult:
     problems: int
     hidden: tuple[str, ...] = ()
     data: bytes = b""
+    outline: tuple[OutlineEntry, ...] = ()
+
+
+@dataclass
+class ResolvedFile:
+    """A resolver's answers for one file: for each reference it resolved (by its index in
+    the file's references), the targets as (IRI, confidence, resolvedBy), possibly none
+    (it resolved to something that is no entity: a local); plus triples of its own
+    (diagnostics, inferred types, external symbols) and the file's enrichment mark."""
+
+    marker: str
+    references: dict[int, tuple[tuple[str, float, str], ...]] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)
+
+
+class EdgeResolver(Protocol):
+    """Resolves references better than names can (a language server: lsp/enrich.py)."""
+
+    marker: str  # 'lsp:<server>': written on each file it enriched, as ca:enrichedBy
+
+    def handles(self, path: str) -> bool: ...
+
+    def resolve(
+        self,
+        target: Target,
+        files: Mapping[str, bytes],
+        batch: Mapping[str, Sequence[Reference]],
+        outline: Callable[[str], Sequence[OutlineEntry]],
+    ) -> dict[str, ResolvedFile]: ...
+
+
+@dataclass
+class ResolutionStats:
+    """How a resolver's answers compare with name matching, per edge predicate."""
+
+    confirmed: int = 0  # same targets as the name match
+    corrected: int = 0  # different targets (or none: a local)
+    added: int = 0  # the name match found nothing
+    unresolved: int = 0  # the resolver had no answer; name-match edges kept
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(self.__dict__)
 
 
 @dataclass
@@ -122,6 +177,8 @@ class IndexSummary:
     revision: int | None = None
     seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
+    resolution: dict[str, ResolutionStats] = field(default_factory=dict)  # predicate -> stats
+    enrichment: list[dict[str, object]] = field(default_factory=list)  # each resolver's report
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -143,6 +200,8 @@ class IndexSummary:
             "unresolved_references": self.unresolved,
             "revision": self.revision,
             "seconds": round(self.seconds, 3),
+            "resolution": {p: st.as_dict() for p, st in sorted(self.resolution.items())},
+            "enrichment": self.enrichment,
         }
 
 
@@ -204,6 +263,26 @@ def _analyze(job: tuple[str, bytes]) -> FileResult | FileError:
         len(analysis.entities),
         len(analysis.problems),
         hidden,
+        outline=_outline(analysis),
+    )
+
+
+def _is_callable(types: Iterable[str]) -> bool:
+    # By local name: workers have no TBox to ask for subclasses of uko-code:Callable.
+    return any(t.rsplit("#", 1)[-1].endswith(("Function", "Method", "Constructor")) for t in types)
+
+
+def _outline(analysis: FileAnalysis) -> tuple[OutlineEntry, ...]:
+    return tuple(
+        OutlineEntry(
+            e.key,
+            e.name,
+            e.span.start_line,
+            e.span.end_line,
+            _is_callable(e.types) and not e.values.get(UKO_CODE + "hasReturnType"),
+        )
+        for e in analysis.entities
+        if e.span is not None and e.key
     )
 
 
@@ -264,8 +343,10 @@ class Indexer:
         *,
         options: IndexOptions = DEFAULT_OPTIONS,
         progress: Progress | None = None,
+        resolvers: Sequence[EdgeResolver] = (),
     ) -> None:
         self.session = session
+        self.resolvers = tuple(resolvers)
         self.store: GraphStore = session.store
         self.analyzers = analyzers
         self.content = content
@@ -297,12 +378,14 @@ class Indexer:
             for p, (data, analyzer) in files.items()
             if full or live.get(p) != (emit.content_hash(data), analyzer_id(analyzer))
         }
+        # Files a resolver handles but has not enriched yet are analyzed again for it.
+        unenriched = self._unenriched(target, files) - changed
         deleted = set(live) - set(files)
         summary.unchanged = len(files) - len(changed)
         summary.deleted = len(deleted)
         state_add, state_remove = self._resource_state(target, info)
         lap("compare")
-        if not changed and not deleted and not state_add:
+        if not changed and not deleted and not state_add and not unenriched:
             summary.seconds = time.perf_counter() - started
             summary.timings = laps
             return summary
@@ -310,7 +393,7 @@ class Indexer:
         cache = self._load_cache(target)
         # Unchanged files whose cached link data is missing or stale are re-analyzed too.
         stale = {p for p in files if p not in changed and _cached(cache, p) != live.get(p)}
-        to_analyze = changed | stale
+        to_analyze = changed | stale | unenriched
         results = self._analyze(target, files, to_analyze, summary)
         lap("analyze")
 
@@ -322,9 +405,13 @@ class Indexer:
             results.update(self._analyze(target, files, relink, summary))
         lap("link")
 
+        resolved = self._resolve(target, files, results)
+        lap("resolve")
         desired: dict[str, str] = {}
         for p, r in results.items():
-            desired[p] = r.ntriples + "\n" + self._edge_text(target, p, r.references, table, summary)
+            own = resolved.get(p)
+            edges = self._edge_text(target, p, r.references, table, summary, own)
+            desired[p] = "\n".join([r.ntriples, edges, *(own.lines if own else ())])
             r.ntriples = ""  # one copy of the text at a time: big resources hold a lot of it
         directories = _directory_text(target, files)
         # Nothing of this resource is live (not even a directory node left by a run that
@@ -463,24 +550,85 @@ class Indexer:
         return {p for p, link in links.items() if p not in results and link.names & touched}
 
     def _edge_text(
-        self, target: Target, path: str, references: tuple[Reference, ...], table: SymbolTable, summary: IndexSummary
+        self,
+        target: Target,
+        path: str,
+        references: tuple[Reference, ...],
+        table: SymbolTable,
+        summary: IndexSummary,
+        resolved: ResolvedFile | None = None,
     ) -> str:
-        best: dict[tuple[str, str, str], float] = {}
-        for reference in references:
+        best: dict[tuple[str, str, str], tuple[float, str]] = {}
+        answers = resolved.references if resolved is not None else {}
+        for number, reference in enumerate(references):
             source = emit.file_iri(target.ulid, path, reference.source)
-            hits = table.resolve(reference)
+            hits = [(iri, confidence, "name-match") for iri, confidence in table.resolve(reference)]
+            better = answers.get(number)
+            if resolved is not None and reference.position is not None:
+                _compare(summary, reference.predicate, hits, better)
+            if better is not None:
+                hits = list(better)
             if not hits:
                 summary.unresolved += 1
-            for iri, confidence in hits:
+            for iri, confidence, by in hits:
                 if iri == source and reference.predicate != UKO_CODE + "calls":
                     continue
                 key = (source, reference.predicate, iri)
-                best[key] = max(confidence, best.get(key, 0.0))
+                if key not in best or confidence > best[key][0]:
+                    best[key] = (confidence, by)
         summary.edges += len(best)
         lines: list[str] = []
-        for (s, p, o), confidence in best.items():
-            lines += emit.edge_lines(s, p, o, confidence, "name-match")
+        for (s, p, o), (confidence, by) in best.items():
+            lines += emit.edge_lines(s, p, o, confidence, by)
         return "\n".join(lines)
+
+    def _resolve(
+        self, target: Target, files: dict[str, tuple[bytes, Analyzer]], results: dict[str, FileResult]
+    ) -> dict[str, ResolvedFile]:
+        """Every resolver's answers for the files of this run that it handles."""
+        out: dict[str, ResolvedFile] = {}
+        if not self.resolvers or not results:
+            return out
+        outlines: dict[str, tuple[OutlineEntry, ...]] = {p: r.outline for p, r in results.items()}
+
+        def outline(path: str) -> tuple[OutlineEntry, ...]:
+            if path not in outlines:
+                outlines[path] = self._graph_outline(target, path)
+            return outlines[path]
+
+        data = {p: d for p, (d, _) in files.items()}
+        for resolver in self.resolvers:
+            batch = {p: r.references for p, r in results.items() if p not in out and resolver.handles(p)}
+            if batch:
+                out.update(resolver.resolve(target, data, batch, outline))
+        return out
+
+    def _graph_outline(self, target: Target, path: str) -> tuple[OutlineEntry, ...]:
+        """The outline of a file this run did not analyze, from its live entities."""
+        rows = self.store.raw.query(
+            f"SELECT ?e ?name ?range WHERE {{ ?e <{UKO}sourcePath> {emit.literal(path)} ; "
+            f"<{UKO}sourceRange> ?range ; <{UKO}name> ?name ; {_OF_RESOURCE.format(target.iri)} }}"
+        )
+        out: list[OutlineEntry] = []
+        for row in rows:
+            parts = emit.split_iri(row["e"].value)
+            if parts is None or not parts[2]:
+                continue
+            start, _, end, _ = Span.parse(row["range"].value)
+            out.append(OutlineEntry(parts[2], row["name"].value, start, end))
+        return tuple(out)
+
+    def _unenriched(self, target: Target, files: dict[str, tuple[bytes, Analyzer]]) -> set[str]:
+        if not self.resolvers:
+            return set()
+        rows = self.store.raw.query(
+            f"SELECT ?path ?by WHERE {{ ?f <{ENRICHED_BY}> ?by ; <{UKO}sourcePath> ?path ; "
+            f"{_OF_RESOURCE.format(target.iri)} }}"
+        )
+        marks: dict[str, set[str]] = {}
+        for row in rows:
+            marks.setdefault(row["path"].value, set()).add(row["by"].value)
+        return {p for p in files for r in self.resolvers if r.handles(p) and r.marker not in marks.get(p, set())}
 
     def _request(
         self,
@@ -596,6 +744,23 @@ def _commit_fields(info: CommitInfo) -> dict[str, Any]:
         "external_id": info.external_id,
         "timestamp": info.timestamp,
     }
+
+
+def _compare(
+    summary: IndexSummary,
+    predicate: str,
+    guessed: list[tuple[str, float, str]],
+    resolved: tuple[tuple[str, float, str], ...] | None,
+) -> None:
+    stats = summary.resolution.setdefault(predicate, ResolutionStats())
+    if resolved is None:
+        stats.unresolved += 1
+    elif not guessed:
+        stats.added += 1
+    elif {iri for iri, _, _ in guessed} == {iri for iri, _, _ in resolved}:
+        stats.confirmed += 1
+    else:
+        stats.corrected += 1
 
 
 def _cached(cache: dict[str, LinkData], path: str) -> tuple[str, str] | None:

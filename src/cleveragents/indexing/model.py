@@ -96,6 +96,9 @@ class Reference:
     targets: tuple[tuple[str, float], ...]
     simple_name: str | None = None
     line: int = 0
+    # (0-based line, byte column) of the name a language server should resolve, e.g. the
+    # ``c`` of ``a.b.c()``; None where the edge has no single name in the text.
+    position: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pyoxigraph as ox
 
@@ -86,15 +87,39 @@ def index(
     analyzers: AnalyzerSet | None = None,
     options: IndexOptions = DEFAULT_OPTIONS,
     progress: Progress | None = None,
+    lsp: bool = False,
+    lsp_timeout: float = 10.0,
 ) -> list[IndexSummary]:
-    """Index each resource in its own commit (an unchanged resource writes none)."""
+    """Index each resource in its own commit (an unchanged resource writes none). With
+    ``lsp``, the language servers registered for the resource's languages resolve its
+    references after the tree-sitter pass (see lsp/enrich.py); a server that can't be used
+    is reported in the summary and the name-match edges stay."""
     summaries: list[IndexSummary] = []
-    with ws.writer() as session:
-        indexer = _indexer(ws, session, analyzers, options, progress)
-        for info in resources:
-            snapshot = snapshot_of(info)
-            message = f"index {info.name}" + (" (full)" if full else "")
-            summaries.append(indexer.run(target_of(info), snapshot, CommitInfo(message, agent=agent), full=full))
+    runtime = None
+    if lsp:  # imported here: pygls and lsprotocol take a while to import, and most runs don't need them
+        from cleveragents.lsp.runtime import close_shared_runtime, shared_runtime
+        from cleveragents.services.lsp_enrichment import enrichers_for
+
+        runtime = shared_runtime()
+    try:
+        with ws.writer() as session:
+            indexer = _indexer(ws, session, analyzers, options, progress)
+            for info in resources:
+                snapshot = snapshot_of(info)
+                reports: list[Any] = []
+                indexer.resolvers = ()
+                if runtime is not None:
+                    paths, _ = snapshot.listing()
+                    enrichers, reports = enrichers_for(ws, Path(info.location), paths, runtime, timeout=lsp_timeout)
+                    indexer.resolvers = tuple(enrichers)
+                message = f"index {info.name}" + (" (full)" if full else "") + (" with LSP" if lsp else "")
+                summary = indexer.run(target_of(info), snapshot, CommitInfo(message, agent=agent), full=full)
+                reports += [r.report for r in indexer.resolvers]
+                summary.enrichment = [r.as_dict() for r in reports]
+                summaries.append(summary)
+    finally:
+        if runtime is not None:
+            close_shared_runtime()
     return summaries
 
 
