@@ -240,6 +240,20 @@ def test_units_referenced_together_are_siblings_both_ways(ws: Workspace, indexed
     assert meta == [("0.7", "inference")] * 2
 
 
+def test_a_node_and_its_member_are_not_siblings(ws: Workspace, indexed: ResourceInfo):
+    base = "https://example.org/kb/"
+    cls, method, other = f"{base}m.py#C", f"{base}m.py#C.run", f"{base}n.py#D"
+    referrers = [f"{base}a.py#f", f"{base}b.py#g"]
+    refs = " . ".join(f"<{r}> a uko:Atom ; uko:references <{cls}>, <{method}>, <{other}>" for r in referrers)
+    graph_service.update(
+        ws, f"INSERT DATA {{ <{cls}> a uko:Container . <{method}> a uko:Atom . <{other}> a uko:Atom . {refs} }}"
+    )
+    siblings = edges(ws, SIBLING)
+    assert {(cls, other), (other, cls), (method, other), (other, method)} <= siblings
+    assert (cls, method) not in siblings and (method, cls) not in siblings  # container and member
+    assert_consistent(ws)
+
+
 # -- implicit containment ----------------------------------------------------------------------------
 
 

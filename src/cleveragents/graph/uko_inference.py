@@ -28,6 +28,7 @@ uko:InformationUnit through the RDFS closure):
   sub-property) to both, and they are at least half of the referrers of each. A referrer
   with more than SIBLING_MAX_FANOUT targets says little about any pair and does not
   count; a node with more than SIBLING_MAX_REFERRERS referrers is too common to have
+  siblings; a node and one nested in it by IRI (a class and its method) are not
   siblings. Symmetric (stored both ways); a pair depends only on its shared referrers and
   on each side's referrer count; a node has at most 2 × SIBLING_MAX_FANOUT siblings.
 
@@ -230,6 +231,13 @@ def prefix_ancestors(iri: str) -> Iterator[str]:
         if path[i] == "/":
             yield path[: i + 1]
             yield path[:i]
+
+
+def nested(a: ox.NamedNode, b: ox.NamedNode) -> bool:
+    """One IRI is a prefix ancestor of the other: a class and its own method are
+    referenced together by nature (a call of ``C()`` resolves to ``C.__init__``), which
+    makes them container and member, not siblings."""
+    return b.value in prefix_ancestors(a.value) or a.value in prefix_ancestors(b.value)
 
 
 def is_text(predicate: ox.NamedNode, value: object) -> bool:
@@ -690,7 +698,7 @@ class UkoInferenceEngine:
         return {
             (a, b)
             for a, b, shared in pairs
-            if b in counts and counts[b] <= SIBLING_MAX_REFERRERS and 2 * shared >= counts[b]
+            if b in counts and counts[b] <= SIBLING_MAX_REFERRERS and 2 * shared >= counts[b] and not nested(a, b)
         }
 
     # -- live facts -------------------------------------------------------------------------
