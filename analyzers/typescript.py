@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from typing import Final
 
 import tree_sitter as ts
 import tree_sitter_javascript
@@ -291,6 +292,7 @@ class _Call:
     head: str
     member: str
     line: int
+    at: tuple[int, int] | None = None  # (row, byte column) of the name a language server resolves
 
 
 class _FilePass:
@@ -309,7 +311,8 @@ class _FilePass:
         self.aliases: dict[str, str] = {}  # local name -> qualified name it was imported as
         self.references: list[Reference] = []
         self.calls: list[_Call] = []
-        self.heritage: list[tuple[str, str, str, int]] = []  # (class key, predicate, name, line)
+        # (class key, predicate, name, line, position of the name for a language server)
+        self.heritage: list[tuple[str, str, str, int, tuple[int, int]]] = []
         self.exported: list[tuple[str, bool]] = []  # (local name, as default) from export clauses
 
     # ── driver ──
@@ -475,12 +478,18 @@ class _FilePass:
         for clause in heritage.named_children:
             if clause.type == "extends_clause":
                 for value in clause.children_by_field_name("value"):
-                    self.heritage.append((key, INHERITS, _type_name(value), value.start_point[0] + 1))
+                    self.heritage.append(
+                        (key, INHERITS, _type_name(value), value.start_point[0] + 1, _name_position(value))
+                    )
             elif clause.type == "implements_clause":
                 for value in clause.named_children:
-                    self.heritage.append((key, IMPLEMENTS, _type_name(value), value.start_point[0] + 1))
+                    self.heritage.append(
+                        (key, IMPLEMENTS, _type_name(value), value.start_point[0] + 1, _name_position(value))
+                    )
             elif clause.type != "comment":  # JavaScript: `extends <expression>` directly
-                self.heritage.append((key, INHERITS, _type_name(clause), clause.start_point[0] + 1))
+                self.heritage.append(
+                    (key, INHERITS, _type_name(clause), clause.start_point[0] + 1, _name_position(clause))
+                )
 
     def _interface(self, node: ts.Node, scope: _Scope) -> _Scope:
         outer = self._declaration_outer(node)
@@ -493,7 +502,8 @@ class _FilePass:
         for child in node.named_children:
             if child.type == "extends_type_clause":
                 for value in child.named_children:
-                    self.heritage.append((entity.key, INHERITS, _type_name(value), value.start_point[0] + 1))
+                    line = value.start_point[0] + 1
+                    self.heritage.append((entity.key, INHERITS, _type_name(value), line, _name_position(value)))
         return _Scope(node.end_byte, entity.key, None, scope.in_body, scope.ambient, scope.locals, scope.tests)
 
     def _type_alias(self, node: ts.Node, scope: _Scope) -> _Scope:
@@ -777,10 +787,11 @@ class _FilePass:
             return None
         targets = tuple((t, BY_SCOPE) for t in names)
         line = node.start_point[0] + 1
+        at = _specifier_position(node)
         if not known:
-            self.references.append(Reference("", DEPENDS_ON, NS, targets, None, line))
+            self.references.append(Reference("", DEPENDS_ON, NS, targets, None, line, at))
         if not known or predicate == RE_EXPORTS:
-            self.references.append(Reference(key, predicate, NS, targets, None, line))
+            self.references.append(Reference(key, predicate, NS, targets, None, line, at))
         return names[0]
 
     def _import(self, node: ts.Node, scope: _Scope) -> None:
@@ -880,25 +891,29 @@ class _FilePass:
         if name.type == "identifier":
             text = _text(name)
             if text[:1].isupper():
-                self.calls.append(_Call(scope.key, scope.cls, scope.locals, "name", text, "", node.start_point[0] + 1))
+                line = node.start_point[0] + 1
+                self.calls.append(
+                    _Call(scope.key, scope.cls, scope.locals, "name", text, "", line, _name_position(name))
+                )
         elif name.type in ("member_expression", "nested_identifier"):
             self._record(name, "member_expression", scope, node.start_point[0] + 1)
 
     def _record(self, callee: ts.Node, ctype: str, scope: _Scope, line: int) -> None:
         if ctype == "identifier":
-            self.calls.append(_Call(scope.key, scope.cls, scope.locals, "name", _text(callee), "", line))
+            at = _name_position(callee)
+            self.calls.append(_Call(scope.key, scope.cls, scope.locals, "name", _text(callee), "", line, at))
         elif ctype == "member_expression":
             target = callee.child_by_field_name("object")
             member = _text(callee.child_by_field_name("property"))
             if target is None or not member:
                 return
-            otype = target.type
+            otype, at = target.type, _name_position(callee)
             if otype == "this":
-                self.calls.append(_Call(scope.key, scope.cls, scope.locals, "this", "", member, line))
+                self.calls.append(_Call(scope.key, scope.cls, scope.locals, "this", "", member, line, at))
             elif otype == "super":
-                self.calls.append(_Call(scope.key, scope.cls, scope.locals, "super", "", member, line))
+                self.calls.append(_Call(scope.key, scope.cls, scope.locals, "super", "", member, line, at))
             elif otype == "identifier":
-                self.calls.append(_Call(scope.key, scope.cls, scope.locals, "member", _text(target), member, line))
+                self.calls.append(_Call(scope.key, scope.cls, scope.locals, "member", _text(target), member, line, at))
 
     def _bind_import(self, call: ts.Node, base: str) -> None:
         """``const x = require('m')`` / ``const {a, b: c} = await import('m')`` bind local names."""
@@ -983,7 +998,7 @@ class _FilePass:
 
     def _resolve(self) -> None:
         bases: dict[str, str] = {}
-        for key, predicate, name, line in self.heritage:
+        for key, predicate, name, line, at in self.heritage:
             if not name:
                 continue
             targets = self._type_targets(name, self.by_key[key].parent or "")
@@ -991,7 +1006,8 @@ class _FilePass:
             if targets and predicate == INHERITS:
                 bases.setdefault(key, targets[0][0])
             if targets or simple not in _COMMON:  # not `extends Error` by bare name
-                self.references.append(Reference(key, predicate, NS, targets, None if targets else simple, line))
+                simple_name = None if targets else simple
+                self.references.append(Reference(key, predicate, NS, targets, simple_name, line, at))
         seen: set[tuple[str, str, tuple[tuple[str, float], ...], str | None]] = set()
         tests = {e.key for e in self.entities if TEST_CASE in e.types}
         for call in self.calls:
@@ -1029,7 +1045,7 @@ class _FilePass:
             if marker in seen:
                 continue
             seen.add(marker)
-            self.references.append(Reference(call.source, CALLS, NS, targets, simple, call.line))
+            self.references.append(Reference(call.source, CALLS, NS, targets, simple, call.line, call.at))
             if imported and call.source in tests:
                 tested = tuple((t, TESTED) for t, _ in targets)
                 self.references.append(Reference(call.source, TESTS_CALLABLE, NS, tested, None, call.line))
@@ -1085,6 +1101,36 @@ def _import_specifier(node: ts.Node) -> str | None:
         require = next((c for c in node.named_children if c.type == "import_require_clause"), None)
         source = require.child_by_field_name("source") if require is not None else None
     return _string_value(source) if source is not None else None
+
+
+_QUALIFIED: Final = frozenset(
+    {"member_expression", "nested_identifier", "nested_type_identifier", "generic_type", "call_expression"}
+)
+
+
+def _name_position(node: ts.Node) -> tuple[int, int]:
+    """Where the last name of a reference starts (``c`` of ``a.b.c``, ``B`` of ``ns.B<T>``):
+    what a language server resolves. Tree-sitter points are (row, byte column)."""
+    while node.type in _QUALIFIED:
+        inner = node.child_by_field_name("property") or node.child_by_field_name("name")
+        if node.type == "call_expression":  # a mixin: `extends Mixin(Base)`
+            inner = node.child_by_field_name("function")
+        if inner is None:
+            break
+        node = inner
+    return node.start_point.row, node.start_point.column
+
+
+def _specifier_position(statement: ts.Node) -> tuple[int, int] | None:
+    """Inside the module specifier string of an import, re-export or require: a language
+    server resolves it to the module's file."""
+    pending = [statement]
+    while pending:
+        node = pending.pop()
+        if node.type == "string":
+            return node.start_point.row, node.start_point.column + 1
+        pending.extend(reversed(node.named_children))
+    return None
 
 
 def _is_callee(node: ts.Node) -> bool:

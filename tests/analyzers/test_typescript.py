@@ -960,3 +960,26 @@ def test_npm_corpora() -> None:
         f"in {elapsed:.2f} s CPU ({rate:.0f} files/s)"
     )
     assert rate > 100
+
+
+def test_references_point_a_language_server_at_the_name() -> None:
+    """Each reference carries the position of the name a language server resolves."""
+    text = (
+        "import { Base } from './base'\n"
+        "class Child extends ns.Base<T> implements Shape {\n"
+        "  helper() {}\n"
+        "  run() { this.helper(); other.util.go(); make() }\n"
+        "}\n"
+    )
+    analysis = analyze(TS, "child.ts", text)
+    lines = text.split("\n")
+    named = {
+        (r.predicate.rsplit("#", 1)[1], lines[r.position[0]][r.position[1] :][:6])
+        for r in analysis.references
+        if r.position
+    }
+    assert ("imports", "./base") in named
+    assert ("inheritsFrom", "Base<T") in named
+    assert ("implements", "Shape ") in named
+    assert ("calls", "helper") in named
+    assert ("calls", "make()") in named
