@@ -109,6 +109,7 @@ def _render_enrichment(out: OutputSession, app_ctx: AppContext, summary: IndexSu
             ),
             ("diagnostics", "Diagnostics", report["diagnostics"]),
             ("typed", "Return types inferred", report["typed"]),
+            ("typed_parameters", "Parameter types inferred", report["typed_parameters"]),
             ("time", "Time", f"{report['seconds']:.2f} s"),
         ],
     )

@@ -4,6 +4,7 @@ and a server that can't be used leaves the name-match edges in place."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -25,6 +26,10 @@ class Base:
 
 def ambiguous():
     return "a"
+
+
+def scaled(value, factor=2.5, *, label="x") -> str:
+    return f"{label}{value * factor}"
 """
 B = """import os
 
@@ -166,6 +171,13 @@ def test_diagnostics_and_inferred_types_are_recorded(ws: Workspace, info: Resour
     by_name = {r["f"].split("#")[-1]: (r["t"], r["by"]) for r in typed}
     assert by_name["untyped"] == ("LiteralString", LSP)  # more precise than the syntax could say
     assert by_name["make"] == ("Child", LSP)
+    assert "scaled" not in by_name, "its return type is declared"
+    parameters = rows(ws, "SELECT ?f ?p ?by WHERE { ?f uko-code:inferredParameterTypes ?p ; ca:typesInferredBy ?by }")
+    by_name = {r["f"].split("#")[-1]: (json.loads(r["p"]), r["by"]) for r in parameters}
+    # From the defaults; `value` has nothing to infer from, and self is not a gap.
+    assert by_name["scaled"] == ({"factor": "float", "label": "str"}, LSP)
+    assert "Child.process_batch" not in by_name
+    assert summary.enrichment[0]["typed_parameters"] >= 2
 
 
 def test_reindex_is_incremental_and_keeps_history(ws: Workspace, info: ResourceInfo, project: Path) -> None:

@@ -1,12 +1,14 @@
-"""How lsp/enrich.py names a definition outside the resource (an external symbol)."""
+"""How lsp/enrich.py names a definition outside the resource (an external symbol), and
+reads the signatures in hovers."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import basedpyright
+import pytest
 
-from cleveragents.lsp.enrich import _enclosing_classes, _module_name
+from cleveragents.lsp.enrich import _enclosing_classes, _module_name, _parameter_types, _signature
 
 TYPESHED = Path(basedpyright.__file__).parent / "dist" / "typeshed-fallback"
 
@@ -42,3 +44,38 @@ def test_a_method_is_named_by_its_classes() -> None:
     assert _enclosing_classes(source, 5) == ["Outer", "Inner"]
     assert _enclosing_classes(source, 7) == []
     assert _enclosing_classes(source, 0) == []
+
+
+@pytest.mark.parametrize(
+    ("hover", "name", "parameters", "returned"),
+    [
+        (
+            "```python\n(function) def scaled(\n    value,\n    factor: float = 2.5,\n    *,\n"
+            '    label: str = "x,y"\n) -> str\n```',
+            "scaled",
+            {"factor": "float", "label": "str"},
+            "str",
+        ),
+        (
+            "(method) def run(self: Self@C, *args: int, **kw: dict[str, int]) -> None",
+            "run",
+            {"self": "Self@C", "args": "int", "kw": "dict[str, int]"},
+            "None",
+        ),
+        (
+            "function pick<T>(items: Map<string, T>, key?: string, f: (a: T) => T): T | undefined",
+            "pick",
+            {"items": "Map<string, T>", "key": "string", "f": "(a: T) => T"},
+            "T | undefined",
+        ),
+        ("(variable) pick: int", "pick", None, None),
+    ],
+)
+def test_signatures_in_hovers(hover: str, name: str, parameters: dict[str, str] | None, returned: str | None) -> None:
+    found = _signature(hover, name)
+    if parameters is None:
+        assert found is None
+        return
+    assert found is not None
+    assert _parameter_types(found[0]) == parameters
+    assert found[1] == returned

@@ -21,6 +21,7 @@ next run starts from what is committed.
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import pickle
@@ -100,6 +101,7 @@ class OutlineEntry:
     start_line: int
     end_line: int
     untyped_callable: bool = False  # a function or method the syntax gave no return type
+    untyped_parameters: tuple[str, ...] = ()  # its parameters declared without a type (self/cls aside)
 
 
 @dataclass
@@ -280,9 +282,26 @@ def _outline(analysis: FileAnalysis) -> tuple[OutlineEntry, ...]:
             e.span.start_line,
             e.span.end_line,
             _is_callable(e.types) and not e.values.get(UKO_CODE + "hasReturnType"),
+            _untyped_parameters(e.values.get(UKO_CODE + "hasParameters")),
         )
         for e in analysis.entities
         if e.span is not None and e.key
+    )
+
+
+def _untyped_parameters(encoded: Sequence[object] | None) -> tuple[str, ...]:
+    """The names of the parameters in an analyzer's ``hasParameters`` JSON that declare no
+    type; the receiver (``self``, ``cls``) is the language's business, not a gap."""
+    if not encoded:
+        return ()
+    try:
+        parameters = json.loads(str(encoded[0]))
+    except ValueError:
+        return ()
+    return tuple(
+        p["name"]
+        for i, p in enumerate(parameters)
+        if isinstance(p, dict) and p.get("name") and not p.get("type") and not (i == 0 and p["name"] in ("self", "cls"))
     )
 
 

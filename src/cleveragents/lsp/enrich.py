@@ -22,6 +22,7 @@ import sysconfig
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
 from urllib.parse import quote, unquote, urlparse
 
 from lsprotocol import types as lsp
@@ -60,7 +61,8 @@ class EnrichmentReport:
     unanswered: int = 0  # no definition: the name-match edges stay
     failed_requests: int = 0
     diagnostics: int = 0
-    typed: int = 0
+    typed: int = 0  # callables given an inferred return type
+    typed_parameters: int = 0  # parameters given an inferred type
     seconds: float = 0.0
     unavailable: str | None = None  # why the server was not used at all
     rejected: list[str] = field(default_factory=list)  # files whose every request failed
@@ -339,7 +341,8 @@ class _Pass:
         return lines
 
     def _types(self, paths: list[str], texts: dict[str, str], results: dict[str, ResolvedFile]) -> None:
-        """Hover on callables the syntax left without a return type; record what it says."""
+        """Hover on callables the syntax left without a return type or with untyped
+        parameters; record the types the server shows for them."""
         capabilities = self.handle.capabilities
         if capabilities is None or not capabilities.hover_provider:
             return
@@ -350,7 +353,7 @@ class _Pass:
                 continue
             lines = texts[path].split("\n")
             for entry in self.outline(path):
-                if not entry.untyped_callable:
+                if not entry.untyped_callable and not entry.untyped_parameters:
                     continue
                 position = _name_position(lines, entry)
                 if position is not None:
@@ -363,14 +366,27 @@ class _Pass:
         for (path, entry), answer in zip(asks, answers, strict=True):
             if isinstance(answer, LSPError) or answer is None:
                 continue
-            returned = _return_type(_hover_text(answer), entry.name)
-            if returned:
-                node = emit.file_iri(self.target.ulid, path, entry.key)
-                results[path].lines += [
-                    f"<{node}> <{UKO_CODE}inferredReturnType> {emit.literal(returned)} .",
-                    f"<{node}> <{TYPES_INFERRED_BY}> {emit.literal(self.by)} .",
-                ]
+            signature = _signature(_hover_text(answer), entry.name)
+            if signature is None:
+                continue
+            node = emit.file_iri(self.target.ulid, path, entry.key)
+            lines: list[str] = []
+            parameters, returned = signature
+            if returned and entry.untyped_callable:
+                lines.append(f"<{node}> <{UKO_CODE}inferredReturnType> {emit.literal(returned)} .")
                 self.report.typed += 1
+            declared = _parameter_types(parameters)
+            inferred = {
+                name: declared[name]
+                for name in entry.untyped_parameters
+                if declared.get(name) and declared[name] not in _NO_TYPE
+            }
+            if inferred:
+                encoded = json.dumps(inferred, sort_keys=True)
+                lines.append(f"<{node}> <{UKO_CODE}inferredParameterTypes> {emit.literal(encoded)} .")
+                self.report.typed_parameters += len(inferred)
+            if lines:
+                results[path].lines += [*lines, f"<{node}> <{TYPES_INFERRED_BY}> {emit.literal(self.by)} ."]
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -483,12 +499,15 @@ def _hover_text(answer: object) -> str:
     return getattr(contents, "value", None) or (contents if isinstance(contents, str) else "")
 
 
+# What servers show for a parameter they know nothing about (pyright, TypeScript).
+_NO_TYPE: Final = frozenset({"Unknown", "any"})
 _CODE_FENCE = re.compile(r"```\w*\n(.*?)```", re.S)
 
 
-def _return_type(text: str, name: str) -> str | None:
-    """The return type in a hover's signature: Python ``def f(...) -> T``, TypeScript
-    ``function f(...): T`` / ``(method) C.f(...): T``. None if the hover gives none."""
+def _signature(text: str, name: str) -> tuple[str, str | None] | None:
+    """The parameter list and the return type in a hover's signature: Python
+    ``def f(...) -> T``, TypeScript ``function f(...): T`` / ``(method) C.f(...): T``.
+    None if the hover shows no signature of ``name``."""
     fenced = _CODE_FENCE.findall(text)
     signature = (fenced[0] if fenced else text).strip()
     at = re.search(rf"(?<![\w$]){re.escape(name)}\s*(<[^(]*>)?\s*\(", signature)
@@ -506,12 +525,63 @@ def _return_type(text: str, name: str) -> str | None:
                 break
     if end < 0:
         return None
+    parameters = signature[at.end() : end]
     rest = signature[end + 1 :].split("\n", 1)[0].strip()
     for arrow in ("->", ":", "=>"):
         if rest.startswith(arrow):
             returned = rest[len(arrow) :].strip().rstrip(":").strip()
-            return returned or None
-    return None
+            return parameters, returned or None
+    return parameters, None
+
+
+def _return_type(text: str, name: str) -> str | None:
+    found = _signature(text, name)
+    return found[1] if found else None
+
+
+def _parameter_types(parameters: str) -> dict[str, str]:
+    """``name: type`` of each parameter in a signature's parameter list (``*args: int``
+    gives ``args``; ``/`` and a bare ``*`` are separators). Commas, colons and '=' inside
+    brackets or strings belong to the type or the default."""
+    out: dict[str, str] = {}
+    for part in _top_level_split(parameters, ","):
+        head, colon, annotated = _top_level_partition(part, ":")
+        name = head.strip().lstrip("*").rstrip("?").strip()
+        if not colon or not name.isidentifier():
+            continue
+        declared = _top_level_partition(annotated, "=")[0].strip()
+        if declared:
+            out[name] = declared
+    return out
+
+
+def _top_level_split(text: str, separator: str) -> list[str]:
+    parts: list[str] = []
+    rest = text
+    while True:
+        head, found, rest = _top_level_partition(rest, separator)
+        parts.append(head)
+        if not found:
+            return parts
+
+
+def _top_level_partition(text: str, separator: str) -> tuple[str, str, str]:
+    """``str.partition`` at the first ``separator`` outside brackets and quotes."""
+    depth = 0
+    quote = ""
+    for i, char in enumerate(text):
+        if quote:
+            if char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif char in "([{<":
+            depth += 1
+        elif char in ")]}>" and depth:
+            depth -= 1
+        elif char == separator and depth == 0 and not (separator == "=" and text[i + 1 : i + 2] == ">"):
+            return text[:i], separator, text[i + 1 :]
+    return text, "", ""
 
 
 def enrichment_json(reports: Sequence[EnrichmentReport]) -> str:
