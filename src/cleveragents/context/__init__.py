@@ -1,0 +1,1 @@
+"""ACMS: context assembly (architecture.md "ACMS"): data types, backends, pipeline, strategies."""
