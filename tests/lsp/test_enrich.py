@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -231,3 +232,41 @@ def test_a_server_that_is_not_installed_is_reported_once(ws: Workspace, info: Re
     # The next server registered for Python (the built-in) took over.
     used = [r for r in summary.enrichment if not r["unavailable"]]
     assert [r["server"] for r in used] == ["cleveragents/basedpyright"]
+
+
+FLAKY = Path(__file__).parent / "fake_servers" / "flaky_server.py"
+
+
+def register_flaky(ws: Workspace, tmp_path: Path, name: str, mode: str) -> None:
+    """A FAKE Python server (tests/lsp/fake_servers/flaky_server.py) in ``mode``."""
+    config = tmp_path / f"{name}.yaml"
+    config.write_text(
+        f"name: local/{name}\ncommand: {sys.executable}\nargs: [{str(FLAKY)!r}, {mode!r}]\nlanguages: [python]\n"
+    )
+    lsp_registry.add(ws, config)
+
+
+def test_files_the_server_rejects_are_reported_and_keep_name_matches(
+    ws: Workspace, info: ResourceInfo, tmp_path: Path
+) -> None:
+    register_flaky(ws, tmp_path, "rejecting-python", "reject:pkg/b.py")
+    summary = index(ws, info)
+    [report] = summary.enrichment
+    assert report["server"] == "local/rejecting-python" and report["unavailable"] is None
+    assert report["rejected"] == ["pkg/b.py"]
+    assert report["failed_requests"] > 0
+    # The rejected file keeps its name-match edges and is retried on the next run.
+    assert calls_from(ws, "Child.process_batch")["helper"][1] == "name-match"
+    enriched = {r["f"].rsplit("/", 1)[-1] for r in rows(ws, "SELECT ?f WHERE { ?f ca:enrichedBy ?by }")}
+    assert "b.py" not in enriched and "a.py" in enriched
+
+
+def test_a_server_that_crashes_mid_run_is_reported_once(ws: Workspace, info: ResourceInfo, tmp_path: Path) -> None:
+    register_flaky(ws, tmp_path, "crashing-python", "crash-after:2")
+    summary = index(ws, info)
+    [report] = summary.enrichment
+    assert report["server"] == "local/crashing-python"
+    assert report["unavailable"] == "stopped during the run: exited with code 3; gave up after 2 restarts"
+    assert summary.revision is not None  # the tree-sitter index still happened
+    assert calls_from(ws, "Child.process_batch")["helper"][1] == "name-match"
+    assert not rows(ws, "SELECT ?f WHERE { ?f ca:enrichedBy ?by }")

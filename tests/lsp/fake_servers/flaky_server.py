@@ -1,0 +1,60 @@
+"""FAKE language server for tests: speaks real LSP framing but misbehaves on purpose.
+
+    flaky_server.py reject:<text>     definition requests in files whose URI contains <text>
+                                      get a JSON-RPC error; others get null (no answer)
+    flaky_server.py crash-after:<n>   the process exits (code 3) at its n-th definition request
+
+Real servers fail like this only by accident; the enrichment must report the rejected
+files, survive the crash, and keep the name-match edges."""
+
+import json
+import sys
+
+mode, _, argument = sys.argv[1].partition(":")
+definitions = 0
+
+
+def read() -> dict | None:
+    length = 0
+    while True:
+        line = sys.stdin.buffer.readline()
+        if not line:
+            return None
+        if line in (b"\r\n", b"\n"):
+            break
+        name, _, value = line.decode().partition(":")
+        if name.lower() == "content-length":
+            length = int(value)
+    return json.loads(sys.stdin.buffer.read(length))
+
+
+def send(message: dict) -> None:
+    body = json.dumps(message).encode()
+    sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    sys.stdout.buffer.flush()
+
+
+while (message := read()) is not None:
+    method, msg_id = message.get("method"), message.get("id")
+    if msg_id is None:
+        if method == "exit":
+            break
+        continue
+    if method == "initialize":
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": msg_id,
+                "result": {"capabilities": {"definitionProvider": True, "textDocumentSync": 1}},
+            }
+        )
+    elif method == "textDocument/definition":
+        definitions += 1
+        if mode == "crash-after" and definitions >= int(argument):
+            sys.exit(3)
+        if mode == "reject" and argument in message["params"]["textDocument"]["uri"]:
+            send({"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32603, "message": "file rejected"}})
+        else:
+            send({"jsonrpc": "2.0", "id": msg_id, "result": None})
+    else:
+        send({"jsonrpc": "2.0", "id": msg_id, "result": None})
