@@ -266,7 +266,9 @@ def test_a_server_that_crashes_mid_run_is_reported_once(ws: Workspace, info: Res
     summary = index(ws, info)
     [report] = summary.enrichment
     assert report["server"] == "local/crashing-python"
-    assert report["unavailable"] == "stopped during the run: exited with code 3; gave up after 2 restarts"
+    # With or without "; gave up after 2 restarts": whether the last crash comes before or
+    # after the restarts are used up depends on how the pipelined requests interleave.
+    assert str(report["unavailable"]).startswith("stopped during the run: exited with code 3"), report
     assert summary.revision is not None  # the tree-sitter index still happened
     assert calls_from(ws, "Child.process_batch")["helper"][1] == "name-match"
     assert not rows(ws, "SELECT ?f WHERE { ?f ca:enrichedBy ?by }")
