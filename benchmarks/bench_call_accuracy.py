@@ -26,9 +26,17 @@ deterministically (a hash of position below ``rate``). jedi's answer puts each s
 
 ``top_errors`` counts one per wrong edge ("false edge") and one per missed site ("miss").
 
+With ``--lsp`` the LSP enrichment (``lsp/enrich.py``'s ``LSPEnricher`` with basedpyright)
+also resolves the evaluated files' references, and its edges (``resolvedBy "lsp:..."``) are
+judged on the same sites beside the name-match ones: in-corpus targets as above; an edge to
+an external symbol (``~external/``) is right where jedi went outside the corpus and wrong
+where jedi named a definition of the corpus. ``graph`` judges what the index holds: the
+server's answer where it gave one, the name-match edges where it did not.
+
     python benchmarks/bench_call_accuracy.py                      # requests + django subset
     python benchmarks/bench_call_accuracy.py --corpus requests --json out.json
     python benchmarks/bench_call_accuracy.py --django-rate 0.5     # sample more of django
+    python benchmarks/bench_call_accuracy.py --lsp                 # LSP edges judged too
 """
 
 from __future__ import annotations
@@ -42,7 +50,7 @@ import re
 import sys
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +65,8 @@ from cleveragents.indexing import emit  # noqa: E402
 from cleveragents.indexing.indexer import (  # noqa: E402
     FileResult,
     IndexOptions,
+    OutlineEntry,
+    ResolvedFile,
     Target,
     analyze_files,
     symbol_table,
@@ -127,6 +137,10 @@ class SiteResult:
     references: list[Reference] = field(default_factory=list)
     value_target: bool = False  # jedi's in-corpus target is a variable or attribute (an alias), not a def
     covered_elsewhere: bool = False  # no reference here, but an edge of the same definition hits jedi's target
+    # --lsp: what the server answered for this site's references (None: no answer for any of them)
+    lsp: dict[tuple[str, str], float] | None = None  # in-corpus targets
+    lsp_external: set[str] = field(default_factory=set)  # qualified names of external symbols
+    graph: dict[tuple[str, str], float] = field(default_factory=dict)  # the server's edges, else name-match
 
     def correct(self, target: tuple[str, str]) -> bool:
         path, key = target
@@ -216,13 +230,20 @@ def sampled(site: Site, rate: float) -> bool:
 # -- our edges ----------------------------------------------------------------------------
 
 
-def link_project(files: dict[str, bytes]) -> tuple[dict[str, tuple[Reference, ...]], SymbolTable]:
-    """The indexer's analysis step and symbol table over the project's files: references by path, the table."""
-    results = [
+def analyze_project(files: dict[str, bytes]) -> list[FileResult]:
+    """The indexer's analysis step over the project's files."""
+    return [
         r
         for r in analyze_files(list(files.items()), load_analyzers(), TARGET, IndexOptions().max_file_bytes, None)
         if isinstance(r, FileResult)
     ]
+
+
+def link_project(
+    files: dict[str, bytes], results: list[FileResult] | None = None
+) -> tuple[dict[str, tuple[Reference, ...]], SymbolTable]:
+    """The indexer's analysis step and symbol table over the project's files: references by path, the table."""
+    results = analyze_project(files) if results is None else results
     table = symbol_table(TARGET, {r.path: r.link for r in results})
     return {r.path: r.references for r in results}, table
 
@@ -326,6 +347,55 @@ def jedi_definitions(root: Path, spec: CorpusSpec, sites: list[Site], jobs: int)
     }
 
 
+# -- LSP enrichment -------------------------------------------------------------------------
+
+LSP_SERVER = "cleveragents/basedpyright"
+
+
+def lsp_enrich(
+    root: Path, files: dict[str, bytes], results: list[FileResult], evaluated: list[str]
+) -> tuple[dict[str, ResolvedFile], dict[str, object]]:
+    """The LSP enrichment of the evaluated files, as an index run would do it: (answers by path, its report)."""
+    from cleveragents.lsp.builtins import find_builtin
+    from cleveragents.lsp.enrich import LSPEnricher
+    from cleveragents.lsp.runtime import close_shared_runtime, shared_runtime
+    from cleveragents.services.lsp_enrichment import launch_of
+
+    entry = find_builtin(LSP_SERVER)
+    assert entry is not None, LSP_SERVER
+    by_path = {r.path: r for r in results}
+    outlines: dict[str, tuple[OutlineEntry, ...]] = {r.path: r.outline for r in results}
+    batch = {p: by_path[p].references for p in evaluated if p in by_path}
+    enricher = LSPEnricher(shared_runtime(), launch_of(entry, request_timeout=30.0), ["python"], root)
+    try:
+        answers = enricher.resolve(TARGET, files, batch, lambda path: outlines.get(path, ()))
+    finally:
+        close_shared_runtime()
+    if enricher.report.unavailable:
+        raise SystemExit(f"{LSP_SERVER} was not usable: {enricher.report.unavailable}")
+    return answers, enricher.report.as_dict()
+
+
+def _lsp_answer(result: SiteResult, numbers: dict[int, int], resolved: ResolvedFile | None, table: SymbolTable) -> None:
+    """The server's edges for this site's references, and what the graph holds there."""
+    for reference in result.references:
+        answer = resolved.references.get(numbers[id(reference)]) if resolved is not None else None
+        if answer is None:  # no answer: the name-match edges stay
+            for iri, confidence in table.resolve(reference):
+                target = entity_of(iri)
+                result.graph[target] = max(confidence, result.graph.get(target, 0.0))
+            continue
+        if result.lsp is None:
+            result.lsp = {}
+        for iri, confidence, _ in answer:
+            path, key = entity_of(iri)
+            if key.startswith("~external/"):
+                result.lsp_external.add(key.split("/", 2)[2])
+            else:
+                result.lsp[path, key] = confidence
+                result.graph[path, key] = confidence
+
+
 # -- evaluation ---------------------------------------------------------------------------
 
 
@@ -339,18 +409,21 @@ class CorpusRun:
     distinct_sites: int = 0
     unmatched_references: int = 0
     jedi_failures: int = 0
+    lsp_report: dict[str, object] | None = None
     results: list[SiteResult] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def evaluate(name: str, rate: float | None = None, jobs: int = 2) -> CorpusRun:
-    """Judge a deterministic sample (``rate``) of the distinct call sites of one corpus."""
+def evaluate(name: str, rate: float | None = None, jobs: int = 2, lsp: bool = False) -> CorpusRun:
+    """Judge a deterministic sample (``rate``) of the distinct call sites of one corpus (and,
+    with ``lsp``, the LSP enrichment's edges at the same sites)."""
     spec = CORPORA[name]
     root = corpus_dir(spec.corpus).resolve()
     run = CorpusRun(name, spec.rate if rate is None else rate)
     started = time.perf_counter()
     files = {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted((root / spec.package).rglob("*.py"))}
-    links, table = link_project(files)
+    analyzed = analyze_project(files)
+    links, table = link_project(files, analyzed)
     run.project_files = len(links)
     run.seconds["analyze_and_link"] = round(time.perf_counter() - started, 2)
 
@@ -378,6 +451,14 @@ def evaluate(name: str, rate: float | None = None, jobs: int = 2) -> CorpusRun:
                     target = entity_of(iri)
                     result.edges[target] = max(confidence, result.edges.get(target, 0.0))
             run.results.append(result)
+
+    if lsp:
+        started = time.perf_counter()
+        resolved, run.lsp_report = lsp_enrich(root, files, analyzed, sorted(reached))
+        run.seconds["lsp"] = round(time.perf_counter() - started, 2)
+        numbers = {path: {id(r): n for n, r in enumerate(links[path])} for path in reached}
+        for result in run.results:
+            _lsp_answer(result, numbers[result.site.path], resolved.get(result.site.path), table)
 
     started = time.perf_counter()
     answers = jedi_definitions(root, spec, [r.site for r in run.results], jobs)
@@ -522,12 +603,90 @@ def metrics(results: list[SiteResult]) -> dict[str, object]:
     }
 
 
-def summarize(runs: list[CorpusRun]) -> dict[str, object]:
-    results = [r for run in runs for r in run.results]
-    kinds: dict[str, list[tuple[SiteResult, tuple[str, str] | None]]] = defaultdict(list)
-    for kind, result, target in error_kinds(results):
+JUDGED = ("in-corpus", "outside", "local")
+
+
+def lsp_error_kinds(results: list[SiteResult]) -> list[tuple[str, SiteResult, str | None]]:
+    """Each wrong LSP edge and each in-corpus site the server answered without a right edge."""
+    errors: list[tuple[str, SiteResult, str | None]] = []
+    where = {"in-corpus": "jedi's target is another", "outside": "jedi: outside the corpus", "local": "jedi: a local"}
+    for result in results:
+        if result.lsp is None or result.category not in where:
+            continue
+        for target in result.lsp:
+            if not result.correct(target):
+                errors.append((f"lsp false edge; {where[result.category]}", result, _entity(target)))
+        if result.category == "in-corpus":
+            for name in sorted(result.lsp_external):
+                errors.append(("lsp external symbol; jedi: in the corpus", result, name))
+            if not result.lsp_external and not any(map(result.correct, result.lsp)):
+                kind = "lsp miss: answered with other targets" if result.lsp else "lsp miss: a local (no edge)"
+                errors.append((kind, result, None))
+    return errors
+
+
+def lsp_metrics(results: list[SiteResult]) -> dict[str, object]:
+    """The LSP edges judged like the name-match ones; external symbols against jedi's "outside"."""
+    answered = [r for r in results if r.lsp is not None]
+    judged = [r for r in answered if r.category in JUDGED]
+    in_corpus = [r for r in results if r.category == "in-corpus"]
+    edges = [(r, t, c) for r in judged for t, c in r.lsp.items()]  # type: ignore[union-attr]
+    in_edges = [e for e in edges if e[0].category == "in-corpus"]
+    external = Counter(r.category for r in answered for _ in r.lsp_external)
+    right = sum(r.correct(t) for r, t, _ in edges) + external["outside"]
+    total = len(edges) + external["outside"] + external["in-corpus"]
+    graph = [(r, t, c) for r in judged for t, c in r.graph.items()]
+    return {
+        "sites_answered": len(answered),
+        "sites_answered_by_jedi_outcome": dict(sorted(Counter(r.category for r in answered).items())),
+        "precision": _precision(in_edges)["precision"],
+        "edges_judged": len(in_edges),
+        "edges_correct": sum(r.correct(t) for r, t, _ in in_edges),
+        "precision_with_outside": _precision(edges)["precision"],
+        "external_edges_by_jedi_outcome": dict(sorted(external.items())),
+        "external_agreement": _ratio(external["outside"], external["outside"] + external["in-corpus"]),
+        "precision_all_lsp_edges": _ratio(right, total),
+        "lsp_edges_judged_all": total,
+        "recall": _ratio(sum(any(map(r.correct, r.lsp or {})) for r in in_corpus), len(in_corpus)),
+        "graph": {
+            "precision": _precision([e for e in graph if e[0].category == "in-corpus"])["precision"],
+            "precision_with_outside": _precision(graph)["precision"],
+            "recall": _ratio(sum(any(map(r.correct, r.graph)) for r in in_corpus), len(in_corpus)),
+        },
+    }
+
+
+def _lsp_example(result: SiteResult, wrong: str | None) -> str:
+    site = result.site
+    ours = [f"{_entity(t)}" for t in sorted(result.lsp or {})] + [f"ext {n}" for n in sorted(result.lsp_external)]
+    name_match = ", ".join(f"{_entity(t)}@{c:g}" for t, c in sorted(result.edges.items())) or "-"
+    flagged = f" (wrong: {wrong})" if wrong else ""
+    jedi_said = ", ".join(result.jedi[:2]) or "-"
+    return (
+        f"{site.path}:{site.line} [{site.scope or '<module>'}] {site.text}() lsp: {', '.join(ours) or 'local'}"
+        f"{flagged}; name-match: {name_match}; jedi: {jedi_said}"
+    )
+
+
+def _top(errors: list[tuple[str, SiteResult, object]], example: Callable[..., str]) -> list[dict[str, object]]:
+    kinds: dict[str, list[tuple[SiteResult, object]]] = defaultdict(list)
+    for kind, result, target in errors:
         kinds[kind].append((result, target))
     top = sorted(kinds.items(), key=lambda item: (-len(item[1]), item[0]))[:10]
+    return [{"kind": k, "count": len(items), "examples": [example(r, t) for r, t in items[:3]]} for k, items in top]
+
+
+def summarize(runs: list[CorpusRun]) -> dict[str, object]:
+    results = [r for run in runs for r in run.results]
+    lsp = [run for run in runs if run.lsp_report is not None]
+    extra: dict[str, object] = {}
+    if lsp:
+        extra["lsp"] = {
+            "server": LSP_SERVER,
+            "corpora": {run.name: {"report": run.lsp_report, **lsp_metrics(run.results)} for run in lsp},
+            "total": lsp_metrics([r for run in lsp for r in run.results]),
+            "top_errors": _top(lsp_error_kinds([r for run in lsp for r in run.results]), _lsp_example),
+        }
     return {
         "jedi": jedi.__version__,
         "corpora": {
@@ -546,10 +705,8 @@ def summarize(runs: list[CorpusRun]) -> dict[str, object]:
             for run in runs
         },
         "total": metrics(results),
-        "top_errors": [
-            {"kind": kind, "count": len(items), "examples": [_example(r, t) for r, t in items[:3]]}
-            for kind, items in top
-        ],
+        "top_errors": _top(error_kinds(results), _example),
+        **extra,
     }
 
 
@@ -563,13 +720,14 @@ def main() -> None:
     parser.add_argument("--requests-rate", type=float, help=f"default {CORPORA['requests'].rate}")
     parser.add_argument("--django-rate", type=float, help=f"default {CORPORA['django'].rate}")
     parser.add_argument("--jobs", type=int, default=2, help="jedi worker processes")
+    parser.add_argument("--lsp", action="store_true", help=f"judge the LSP enrichment's edges too ({LSP_SERVER})")
     parser.add_argument("--json", type=Path, help="write the summary here too")
     args = parser.parse_args()
     started = time.perf_counter()
     runs = []
     for name in args.corpus or sorted(CORPORA, key=lambda n: n != "requests"):
         print(f"[{time.strftime('%H:%M:%S')}] {name}", file=sys.stderr, flush=True)
-        runs.append(evaluate(name, getattr(args, f"{name}_rate"), args.jobs))
+        runs.append(evaluate(name, getattr(args, f"{name}_rate"), args.jobs, args.lsp))
     summary = {**summarize(runs), "seconds": round(time.perf_counter() - started, 1)}
     text = json.dumps(summary, indent=2)
     print(text)
