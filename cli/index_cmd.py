@@ -78,7 +78,7 @@ def render_summary(out: OutputSession, app_ctx: AppContext, summary: IndexSummar
         more = len(summary.errors) - len(rows)
         out.table("Errors" + (f" (first {SHOWN_ERRORS}; {more} more)" if more else ""), ERROR_COLUMNS, rows=rows)
     for path, names in sorted(summary.hidden_entities.items())[:SHOWN_ERRORS]:
-        out.status(f"{path}: a syntax error hides {', '.join(names)}", "warning")
+        out.status(f"{path}: a syntax error hides {', '.join(names)}", "warn")
     for report in summary.enrichment:
         _render_enrichment(out, app_ctx, summary, report)
 
@@ -86,7 +86,7 @@ def render_summary(out: OutputSession, app_ctx: AppContext, summary: IndexSummar
 def _render_enrichment(out: OutputSession, app_ctx: AppContext, summary: IndexSummary, report: dict[str, Any]) -> None:
     server = report["server"]
     if report["unavailable"]:
-        out.status(f"LSP {server} not used: {report['unavailable']}; name-match edges kept", "warning")
+        out.status(f"LSP {server} not used: {report['unavailable']}; name-match edges kept", "warn")
         return
     calls = summary.resolution.get(CALLS)
     record(
@@ -114,7 +114,7 @@ def _render_enrichment(out: OutputSession, app_ctx: AppContext, summary: IndexSu
         ],
     )
     for path in report["rejected"][:SHOWN_ERRORS]:
-        out.status(f"LSP {server} rejected {path}", "warning")
+        out.status(f"LSP {server} rejected {path}", "warn")
 
 
 def index_command(
@@ -176,7 +176,7 @@ def index_command(
         if is_structured(app_ctx):
             out.data("index", [s.as_dict() for s in summaries])
         if any(s.errors for s in summaries):
-            out.status("some files could not be analyzed; the rest was indexed", "warning")
+            out.status("some files could not be analyzed; the rest was indexed", "warn")
         if watch:
             out.status(f"watching {len(infos)} resource(s); Ctrl+C stops")
             indexing.watch(ws, infos, lambda summary: _one_line(out, summary), agent=agent_name(app_ctx), **options)

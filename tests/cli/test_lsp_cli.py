@@ -203,3 +203,36 @@ def test_list_before_init(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsy
     assert [r["name"] for r in rows] == [BASEDPYRIGHT, JEDI, TYPESCRIPT]
     add = runner("lsp", "add", "--config", str(write(tmp_path, "rust.yaml", RUST)))
     assert add.code == 1 and "no store in" in add.err
+
+
+APP = "def helper(x):\n    return x\n\n\ndef main():\n    return helper(1)\n"
+
+
+def test_index_with_lsp_the_switch_and_a_broken_server(cli: Cli, tmp_path: Path):
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "app.py").write_text(APP)
+    cli.ok("resource", "add", str(project), "--type", "fs-directory", "--name", "local/proj")
+    # Without --lsp (and lsp.enrich false by default) nothing is enriched.
+    plain = cli.ok("index", "local/proj", "--full", fmt="json").json()["data"]["index"][0]
+    assert plain["enrichment"] == []
+    enriched = cli.ok("index", "local/proj", "--lsp", fmt="json").json()["data"]["index"][0]
+    [report] = enriched["enrichment"]
+    assert report["server"] == BASEDPYRIGHT and report["files"] == 1 and report["unavailable"] is None
+    # The config switch makes it the default; --no-lsp overrides it.
+    cli.ok("config", "set", "lsp.enrich", "true")
+    (project / "app.py").write_text(APP + "\n\ndef other():\n    return main()\n")
+    switched = cli.ok("index", "local/proj", fmt="json").json()["data"]["index"][0]
+    assert [r["server"] for r in switched["enrichment"]] == [BASEDPYRIGHT]
+    (project / "app.py").write_text(APP)
+    assert cli.ok("index", "local/proj", "--no-lsp", fmt="json").json()["data"]["index"][0]["enrichment"] == []
+    # A registered server that can't start: said once, with the reason; the index goes on.
+    broken = write(
+        tmp_path, "broken.yaml", f"name: local/broken\ncommand: {shutil.which('false')}\nlanguages: [python]\n"
+    )
+    cli.ok("lsp", "add", "--config", str(broken))
+    (project / "app.py").write_text(APP + "\n# edited\n")
+    result = cli.ok("index", "local/proj", fmt="plain")
+    assert result.out.count("LSP local/broken") == 1
+    assert "could not start" in result.out
+    assert "LSP cleveragents/basedpyright" not in result.out  # local/broken comes first for python
