@@ -113,6 +113,29 @@ def base_type(node: ts.Node | None) -> ts.Node | None:
     return node
 
 
+def name_position(node: ts.Node) -> tuple[int, int]:
+    """Where the name a language server resolves starts: the ``Println`` of ``fmt.Println``,
+    the ``Reader`` of ``io.Reader``, a plain name itself. Tree-sitter points are (row, byte column)."""
+    while node.type in ("selector_expression", "qualified_type"):
+        inner = node.child_by_field_name("field") or node.child_by_field_name("name")
+        if inner is None:
+            break
+        node = inner
+    return node.start_point.row, node.start_point.column
+
+
+def import_position(spec: ts.Node) -> tuple[int, int] | None:
+    """The last segment of an import's path, inside its string (``b`` of ``"github.com/a/b"``)."""
+    literal = spec.child_by_field_name("path")
+    if literal is None:
+        return None
+    content = next((c for c in literal.named_children if c.type.endswith("_content")), None)
+    if content is None or content.start_point.row != content.end_point.row:
+        return literal.start_point.row, literal.start_point.column + 1
+    written = content.text or b""
+    return content.start_point.row, content.start_point.column + written.rfind(b"/") + 1
+
+
 def exported(name: str) -> bool:
     return bool(name) and name[0].isupper()
 
@@ -464,8 +487,9 @@ class _Builder(Entities):
             entity = self.add(f"import/{dotted}", (IMPORT,), alias, "", spec, None)
             entity.add(IMPORTED_NAME, path)
             line = spec.start_point[0] + 1
+            targets = tuple(import_targets(path))
             self.references.append(
-                Reference(entity.key, DEPENDS_ON, NAMESPACE, tuple(import_targets(path)), None, line)
+                Reference(entity.key, DEPENDS_ON, NAMESPACE, targets, None, line, import_position(spec))
             )
 
     def callable(self, entity: Entity, node: ts.Node) -> None:
@@ -592,8 +616,9 @@ class _Builder(Entities):
         for source, node in self.embeds:
             targets = self.type_targets(node)
             if targets:
+                at = name_position(node) if node.type in ("type_identifier", "qualified_type") else None
                 self.references.append(
-                    Reference(source, INHERITS, NAMESPACE, tuple(targets), None, node.start_point[0] + 1)
+                    Reference(source, INHERITS, NAMESPACE, tuple(targets), None, node.start_point[0] + 1, at)
                 )
 
     def calls(self, root: ts.Node) -> None:
@@ -626,7 +651,8 @@ class _Builder(Entities):
                     targets = [(f"{self.qual}.{base}.{member}", 0.9)]
             if targets:
                 line = function.start_point[0] + 1
-                self.references.append(Reference(owner, CALLS, NAMESPACE, tuple(targets), None, line))
+                at = name_position(function)
+                self.references.append(Reference(owner, CALLS, NAMESPACE, tuple(targets), None, line, at))
 
 
 def _embedded_node(spec: ts.Node, written: str) -> ts.Node:

@@ -145,6 +145,24 @@ def erase_type(name: str) -> str:
     return name.replace(" ", "")
 
 
+def name_position(node: ts.Node) -> tuple[int, int]:
+    """Where the last name of a type or qualified name starts (``Entry`` of ``Map.Entry<K, V>``,
+    ``C`` of ``a.b.C``): what a language server resolves. Tree-sitter points are (row, byte column)."""
+    while True:
+        if node.type == "scoped_identifier":
+            inner = node.child_by_field_name("name")
+        elif node.type in ("scoped_type_identifier", "annotated_type"):
+            inner = node.named_children[-1] if node.named_children else None
+        elif node.type == "generic_type":
+            inner = node.named_children[0] if node.named_children else None
+        else:
+            break
+        if inner is None:
+            break
+        node = inner
+    return node.start_point.row, node.start_point.column
+
+
 def doc_text(comment: str) -> str:
     """A Javadoc comment without its delimiters and leading asterisks."""
     body = comment.removeprefix("/**").removesuffix("*/")
@@ -259,6 +277,7 @@ class _Use(NamedTuple):
     name: str
     receiver: str
     line: int
+    at: tuple[int, int] | None = None  # the name a language server resolves (method, type, constructor)
 
 
 Frame = tuple[ts.Node, _Type | None, str | None, dict[str, str]]
@@ -299,13 +318,19 @@ class _FileWalk:
         return f"{self.package}.{name}" if self.package else name
 
     def refer(
-        self, source: str, predicate: str, targets: list[tuple[str, float]], simple: str | None, line: int
+        self,
+        source: str,
+        predicate: str,
+        targets: list[tuple[str, float]],
+        simple: str | None,
+        line: int,
+        at: tuple[int, int] | None = None,
     ) -> None:
         unique = tuple(dict.fromkeys(targets))
         mark = (source, predicate, unique)
         if (unique or simple) and mark not in self.seen:
             self.seen.add(mark)
-            self.references.append(Reference(source, predicate, NAMESPACE, unique, simple, line))
+            self.references.append(Reference(source, predicate, NAMESPACE, unique, simple, line, at))
 
     def declare(self, entity: Entity, node: ts.Node, signature: str, *, doc: bool = True) -> list[str]:
         """Add a declaration with its modifiers, visibility, annotations, signature and Javadoc."""
@@ -378,8 +403,9 @@ class _FileWalk:
     def import_declaration(self, node: ts.Node) -> None:
         static = any(c.type == "static" for c in node.children)
         on_demand = any(c.type == "asterisk" for c in node.children)
-        target = text(next((c for c in node.named_children if c.type in ("scoped_identifier", "identifier")), None))
-        if not target:
+        target_node = next((c for c in node.named_children if c.type in ("scoped_identifier", "identifier")), None)
+        target = text(target_node)
+        if not target or target_node is None:
             return
         written = f"{target}.*" if on_demand else target
         entity = Entity(self.unique(f"import/{written}"), (IMPORT,), written, "", span(node))
@@ -399,8 +425,9 @@ class _FileWalk:
         else:
             self.imports[simple] = target
         # The file depends on what it imports; the import node says through which statement.
-        self.refer("", DEPENDS_ON, targets, None, node.start_point[0] + 1)
-        self.refer(entity.key, IMPORTS, targets, None, node.start_point[0] + 1)
+        at = name_position(target_node)
+        self.refer("", DEPENDS_ON, targets, None, node.start_point[0] + 1, at)
+        self.refer(entity.key, IMPORTS, targets, None, node.start_point[0] + 1, at)
 
     def type_declaration(self, node: ts.Node, owner: _Type | None, member: str | None) -> _Type:
         name = field_text(node, "name")
@@ -429,16 +456,18 @@ class _FileWalk:
         line = node.start_point[0] + 1
         superclass = node.child_by_field_name("superclass")
         if superclass is not None and superclass.named_children:
-            declared.superclass = text(superclass.named_children[0])
-            declared.supers.append(declared.superclass)
-            self.uses.append(_Use(key, declared, "inherits", "", declared.superclass, line))
+            base = superclass.named_children[0]
+            declared.superclass = written = text(base)
+            declared.supers.append(written)
+            self.uses.append(_Use(key, declared, "inherits", "", written, line, name_position(base)))
         for child in node.children:
             if child.type in ("super_interfaces", "extends_interfaces"):
                 kind = "inherits" if child.type == "extends_interfaces" else "implements"
                 listed = next((c for c in child.named_children if c.type == "type_list"), child)
-                for written in map(text, listed.named_children):
+                for listed_node in listed.named_children:
+                    written = text(listed_node)
                     declared.supers.append(written)
-                    self.uses.append(_Use(key, declared, kind, "", written, line))
+                    self.uses.append(_Use(key, declared, kind, "", written, line, name_position(listed_node)))
         if node.type == "record_declaration":
             self.record_components(node.child_by_field_name("parameters"), declared)
         return declared
@@ -503,8 +532,8 @@ class _FileWalk:
         line = node.start_point[0] + 1
         for child in node.children:
             if child.type == "throws":
-                for written in map(text, child.named_children):
-                    self.uses.append(_Use(entity.key, owner, "throws", "", written, line))
+                for thrown in child.named_children:
+                    self.uses.append(_Use(entity.key, owner, "throws", "", text(thrown), line, name_position(thrown)))
         # Varargs are arrays: no receiver type to resolve through.
         scope = {str(p["name"]): str(p["type"]) if p["kind"] == "positional" else "" for p in declared}
         return entity.key, scope
@@ -566,11 +595,14 @@ class _FileWalk:
         line = node.start_point[0] + 1
         children = node.named_children
         if kind == "method_invocation":
-            self.invocation(member, owner, field_text(node, "name"), node.child_by_field_name("object"), scope, line)
+            name_node = node.child_by_field_name("name")
+            at = name_position(name_node) if name_node is not None else None
+            self.invocation(member, owner, text(name_node), node.child_by_field_name("object"), scope, line, at)
         elif kind == "object_creation_expression":
             type_node = node.child_by_field_name("type")
             written = text(type_node)
-            self.uses.append(_Use(member, owner, "new", "", written, line))
+            at = name_position(type_node) if type_node is not None else None
+            self.uses.append(_Use(member, owner, "new", "", written, line, at))
             body = next((c for c in children if c.type == "class_body"), None)
             if body is not None:
                 anonymous = self.anonymous(body, owner, member, written, erase_type(written))
@@ -579,13 +611,14 @@ class _FileWalk:
             last = node.children[-1]
             if last.type == "new":
                 if children[0].type != "array_type":
-                    self.uses.append(_Use(member, owner, "new", "", text(children[0]), line))
+                    at = name_position(children[0])
+                    self.uses.append(_Use(member, owner, "new", "", text(children[0]), line, at))
             else:
-                self.invocation(member, owner, text(last), children[0], scope, line)
+                self.invocation(member, owner, text(last), children[0], scope, line, name_position(last))
         elif kind == "explicit_constructor_invocation":
             target = node.child_by_field_name("constructor")
             if target is not None and target.type in ("this", "super"):
-                self.uses.append(_Use(member, owner, f"{target.type}()", "", "", line))
+                self.uses.append(_Use(member, owner, f"{target.type}()", "", "", line, name_position(target)))
         elif kind == "local_variable_declaration":
             written = field_text(node, "type")
             for declarator in node.children_by_field_name("declarator"):
@@ -622,31 +655,38 @@ class _FileWalk:
         return [(c, owner, member, scope) for c in children]
 
     def invocation(
-        self, member: str, owner: _Type, name: str, receiver: ts.Node | None, scope: dict[str, str], line: int
+        self,
+        member: str,
+        owner: _Type,
+        name: str,
+        receiver: ts.Node | None,
+        scope: dict[str, str],
+        line: int,
+        at: tuple[int, int] | None,
     ) -> None:
         if receiver is None:
-            use = _Use(member, owner, "plain", name, "", line)
+            use = _Use(member, owner, "plain", name, "", line, at)
         elif receiver.type in ("this", "super"):
-            use = _Use(member, owner, receiver.type, name, "", line)
+            use = _Use(member, owner, receiver.type, name, "", line, at)
         elif receiver.type == "identifier":
             variable = text(receiver)
             if variable in scope:
                 if not scope[variable]:
                     return  # a local of unknown type: no guess
-                use = _Use(member, owner, "typed", name, scope[variable], line)
+                use = _Use(member, owner, "typed", name, scope[variable], line, at)
             else:
-                use = _Use(member, owner, "name", name, variable, line)
+                use = _Use(member, owner, "name", name, variable, line, at)
         elif receiver.type == "field_access":
             target = receiver.child_by_field_name("object")
             written = text(receiver)
             if target is not None and target.type == "this":
-                use = _Use(member, owner, "field", name, field_text(receiver, "field"), line)
+                use = _Use(member, owner, "field", name, field_text(receiver, "field"), line, at)
             elif DOTTED.match(written) and written.split(".", 1)[0] not in scope:
-                use = _Use(member, owner, "dotted", name, written, line)
+                use = _Use(member, owner, "dotted", name, written, line, at)
             else:
                 return
         elif receiver.type in ("type_identifier", "scoped_type_identifier", "generic_type"):
-            use = _Use(member, owner, "type", name, text(receiver), line)
+            use = _Use(member, owner, "type", name, text(receiver), line, at)
         else:
             return  # the result of another call, an array element...: unknown
         self.uses.append(use)
@@ -776,7 +816,7 @@ class _FileWalk:
                 targets = [(f"{q}.{use.name}", GUESSED) for q in subjects]
             else:
                 continue
-            self.refer(test, TESTS, targets, None, use.line)
+            self.refer(test, TESTS, targets, None, use.line, use.at)
 
     def problems(self, tree: ts.Tree) -> list[Problem]:
         """Syntax errors, with the methods a broken body swallowed among what they hid."""
@@ -806,9 +846,9 @@ class _FileWalk:
         for use in self.uses:
             if use.kind in ("inherits", "implements", "throws"):
                 predicate = {"inherits": INHERITS, "implements": IMPLEMENTS, "throws": THROWS}[use.kind]
-                self.refer(use.source, predicate, *self.type_targets(use.receiver, use.owner), use.line)
+                self.refer(use.source, predicate, *self.type_targets(use.receiver, use.owner), use.line, use.at)
                 continue
-            self.refer(use.source, CALLS, *self.call_targets(use), use.line)
+            self.refer(use.source, CALLS, *self.call_targets(use), use.line, use.at)
             if use.source in tests:
                 tests[use.source].append(use)
         for key, uses in tests.items():

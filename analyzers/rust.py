@@ -140,6 +140,38 @@ def segments(node: ts.Node | None) -> list[str]:
     return parts if parts and all(p.isidentifier() for p in parts) else []
 
 
+_WRAPPERS = {
+    "generic_type": "type",
+    "reference_type": "type",
+    "pointer_type": "type",
+    "generic_function": "function",
+    "scoped_identifier": "name",
+    "scoped_type_identifier": "name",
+    "field_expression": "field",
+}
+
+
+def name_position(node: ts.Node) -> tuple[int, int]:
+    """Where the last name of a path or type starts (``f`` of ``a::b::f::<T>``, ``Base`` of
+    ``&mut m::Base<T>``): what a language server resolves. Tree-sitter points are (row, byte column)."""
+    while (field_name := _WRAPPERS.get(node.type)) is not None:
+        inner = node.child_by_field_name(field_name)
+        if inner is None:
+            break
+        node = inner
+    return node.start_point.row, node.start_point.column
+
+
+def _use_position(node: ts.Node, prefix_at: tuple[int, int] | None) -> tuple[int, int] | None:
+    """The last name of a used path; for ``a::b::self`` or ``{self}`` the module's (``b``)."""
+    if node.type == "self":
+        return prefix_at
+    if node.type == "scoped_identifier" and tsu.field_text(node, "name") == "self":
+        path = node.child_by_field_name("path")
+        return name_position(path) if path is not None else prefix_at
+    return name_position(node)
+
+
 def type_path(node: ts.Node | None) -> list[str]:
     """The path of the named type in a type expression (``&mut Vec<T>`` -> Vec)."""
     while node is not None and node.type in ("generic_type", "reference_type", "pointer_type"):
@@ -448,6 +480,7 @@ class _Call:
     method: bool  # ``self.m()``
     line: int
     test: bool
+    at: tuple[int, int] | None = None  # the callee's name, for a language server
 
 
 @dataclass(slots=True)
@@ -458,6 +491,8 @@ class _Impl:
     trait_path: list[str]
     methods: list[Entity]
     line: int
+    type_at: tuple[int, int] | None = None  # the implementing type's name, for a language server
+    trait_at: tuple[int, int] | None = None  # the trait's name
 
 
 class _Builder(Entities):
@@ -469,8 +504,9 @@ class _Builder(Entities):
         self.problems: list[Problem] = []
         self.calls: list[_Call] = []
         self.impls: dict[str, _Impl] = {}  # impl entity key -> impl
-        self.supertraits: list[tuple[Entity, _Scope, list[str], int]] = []
-        self.imports: list[tuple[Entity, _Scope, list[str], bool]] = []
+        self.supertraits: list[tuple[Entity, _Scope, list[str], int, tuple[int, int]]] = []
+        # (import entity, scope, path as written, glob, position of the path's last name)
+        self.imports: list[tuple[Entity, _Scope, list[str], bool, tuple[int, int] | None]] = []
         self.scopes: list[_Scope] = []
         self.handlers = {
             "function_item": self.function,
@@ -662,7 +698,7 @@ class _Builder(Entities):
         for bound in bounds.named_children if bounds is not None else []:
             path = type_path(bound)
             if path:
-                self.supertraits.append((entity, ctx.scope, path, bound.start_point[0] + 1))
+                self.supertraits.append((entity, ctx.scope, path, bound.start_point[0] + 1, name_position(bound)))
         body = node.child_by_field_name("body")
         if body is None:
             return []
@@ -681,7 +717,17 @@ class _Builder(Entities):
         if any(c.type == "unsafe" for c in node.children):
             entity.add(MODIFIERS, "unsafe")
         self.generics(entity, node)
-        self.impls[entity.key] = _Impl(entity, scope, target, trait, [], node.start_point[0] + 1)
+        type_node = node.child_by_field_name("type")
+        self.impls[entity.key] = _Impl(
+            entity,
+            scope,
+            target,
+            trait,
+            [],
+            node.start_point[0] + 1,
+            name_position(type_node) if type_node is not None and target else None,
+            name_position(trait_node) if trait_node is not None and trait else None,
+        )
         body = node.child_by_field_name("body")
         if body is None:
             return []
@@ -745,46 +791,61 @@ class _Builder(Entities):
         if argument is None:
             return []
         scope = ctx.scope
-        stack: list[tuple[ts.Node, list[str]]] = [(argument, [])]
+        # (node, prefix path, position of the prefix's last name)
+        stack: list[tuple[ts.Node, list[str], tuple[int, int] | None]] = [(argument, [], None)]
         while stack:
-            current, prefix = stack.pop()
+            current, prefix, prefix_at = stack.pop()
             kind = current.type
             if kind == "scoped_use_list":
                 path = current.child_by_field_name("path")
                 inner = prefix + (segments(path) if path is not None else [])
+                inner_at = name_position(path) if path is not None and segments(path) else prefix_at
                 listed = current.child_by_field_name("list")
-                stack += [(c, inner) for c in reversed(listed.named_children)] if listed is not None else []
+                stack += [(c, inner, inner_at) for c in reversed(listed.named_children)] if listed is not None else []
             elif kind == "use_list":
-                stack += [(c, prefix) for c in reversed(current.named_children)]
+                stack += [(c, prefix, prefix_at) for c in reversed(current.named_children)]
             elif kind == "use_wildcard":
+                named = [c for c in current.named_children if segments(c)]
                 path = prefix + [s for c in current.named_children for s in segments(c)]
                 scope.globs.append(path)
-                self.import_entity(node, scope, ctx, path, "*", glob=True)
+                at = name_position(named[-1]) if named else prefix_at
+                self.import_entity(node, scope, ctx, path, "*", glob=True, at=at)
             elif kind == "use_as_clause":
-                path = prefix + segments(current.child_by_field_name("path"))
+                written = current.child_by_field_name("path")
+                path = prefix + segments(written)
                 alias = tsu.field_text(current, "alias")
                 if path and alias != "_":
                     scope.uses[alias] = path
                 if path:
-                    self.import_entity(node, scope, ctx, path, alias)
+                    at = _use_position(written, prefix_at) if written is not None else prefix_at
+                    self.import_entity(node, scope, ctx, path, alias, at=at)
             else:
                 path = prefix + segments(current)
                 if path and path[-1] == "self":
                     path = path[:-1]
                 if path:
                     scope.uses[path[-1]] = path
-                    self.import_entity(node, scope, ctx, path, path[-1])
+                    self.import_entity(node, scope, ctx, path, path[-1], at=_use_position(current, prefix_at))
         return []
 
     def extern_crate(self, node: ts.Node, ctx: _Ctx) -> list[tuple[ts.Node, _Ctx]]:
-        name = tsu.field_text(node, "name")
+        name_node = node.child_by_field_name("name")
+        name = tsu.text(name_node)
         alias = tsu.field_text(node, "alias") or name
         ctx.scope.uses[alias] = [name]
-        self.import_entity(node, ctx.scope, ctx, [name], alias)
+        at = name_position(name_node) if name_node is not None else None
+        self.import_entity(node, ctx.scope, ctx, [name], alias, at=at)
         return []
 
     def import_entity(
-        self, node: ts.Node, scope: _Scope, ctx: _Ctx, path: list[str], name: str, glob: bool = False
+        self,
+        node: ts.Node,
+        scope: _Scope,
+        ctx: _Ctx,
+        path: list[str],
+        name: str,
+        glob: bool = False,
+        at: tuple[int, int] | None = None,
     ) -> None:
         written = "::".join(path) + ("::*" if glob else "")
         target = ".".join(self.absolute(path, scope))
@@ -792,7 +853,7 @@ class _Builder(Entities):
             f"{scope.prefix}import/{target}{'.*' if glob else ''}", (IMPORT,), name, ctx.parent, node, None
         )
         entity.add(IMPORTED_NAME, written)
-        self.imports.append((entity, scope, path, glob))
+        self.imports.append((entity, scope, path, glob, at))
 
     def call(self, function: ts.Node, ctx: _Ctx) -> None:
         """A call expression's callee: a path, ``Self::f``, or a method of ``self``."""
@@ -805,11 +866,11 @@ class _Builder(Entities):
         if function.type == "field_expression":
             value = function.child_by_field_name("value")
             if value is not None and value.type == "self" and ctx.self_type is not None:
-                self.record(ctx, (tsu.field_text(function, "field"),), True, line)
+                self.record(ctx, (tsu.field_text(function, "field"),), True, line, name_position(function))
         elif function.type in ("identifier", "scoped_identifier"):
             path = segments(function)
             if path:
-                self.record(ctx, tuple(path), False, line)
+                self.record(ctx, tuple(path), False, line, name_position(function))
 
     def macro_call(self, name: ts.Node, arguments: ts.Node, ctx: _Ctx) -> None:
         """``path(...)`` inside a macro's token tree (macro arguments are not parsed as code)."""
@@ -829,13 +890,13 @@ class _Builder(Entities):
         if before == "." and len(path) == 1:  # a method: only ``self.m(...)`` can be resolved
             receiver = token.prev_sibling if token is not None else None
             if receiver is not None and receiver.type == "self" and ctx.self_type is not None:
-                self.record(ctx, tuple(path), True, name.start_point[0] + 1)
+                self.record(ctx, tuple(path), True, name.start_point[0] + 1, name_position(name))
         elif before not in (".", "fn", "!", "'"):
-            self.record(ctx, tuple(path), False, name.start_point[0] + 1)
+            self.record(ctx, tuple(path), False, name.start_point[0] + 1, name_position(name))
 
-    def record(self, ctx: _Ctx, path: tuple[str, ...], method: bool, line: int) -> None:
+    def record(self, ctx: _Ctx, path: tuple[str, ...], method: bool, line: int, at: tuple[int, int]) -> None:
         assert ctx.owner is not None
-        self.calls.append(_Call(ctx.owner, ctx.scope, path, ctx.self_type, method, line, ctx.test))
+        self.calls.append(_Call(ctx.owner, ctx.scope, path, ctx.self_type, method, line, ctx.test, at))
 
     # ── resolution, once every module's uses and items are known ──
     def absolute(self, path: list[str], scope: _Scope) -> list[str]:
@@ -871,18 +932,20 @@ class _Builder(Entities):
 
     def finish(self) -> None:
         by_key = {e.key: e for e in self.entities}
-        for entity, scope, path, glob in self.imports:
+        for entity, scope, path, glob, at in self.imports:
             targets = [(".".join(self.absolute(path, scope)), 0.9)]
             if not glob and path[0] not in ("crate", "self", "super") and path[0] not in scope.items and len(path) > 1:
                 targets.append((path[0], 0.5))  # an external crate: at least its root
-            self.references.append(Reference(entity.key, DEPENDS_ON, NAMESPACE, tuple(targets), None, _line(entity)))
+            self.references.append(
+                Reference(entity.key, DEPENDS_ON, NAMESPACE, tuple(targets), None, _line(entity), at)
+            )
         for impl in self.impls.values():
             self.link_impl(impl, by_key)
-        for trait, scope, path, line in self.supertraits:
+        for trait, scope, path, line, at in self.supertraits:
             targets = self.resolve(path, scope, None)
             simple = path[-1] if len(path) == 1 else None
             if targets or simple:
-                self.references.append(Reference(trait.key, INHERITS, NAMESPACE, tuple(targets), simple, line))
+                self.references.append(Reference(trait.key, INHERITS, NAMESPACE, tuple(targets), simple, line, at))
         seen: set[tuple[str, str, tuple[str, ...], bool]] = set()
         for call in self.calls:
             signature = (call.owner, call.scope.qual, call.path, call.method)
@@ -898,10 +961,10 @@ class _Builder(Entities):
             )
             if not targets and simple is None:
                 continue
-            self.references.append(Reference(call.owner, CALLS, NAMESPACE, tuple(targets), simple, call.line))
+            self.references.append(Reference(call.owner, CALLS, NAMESPACE, tuple(targets), simple, call.line, call.at))
             tested = [(t, 0.7) for t, _ in targets if not t.startswith(call.scope.qual + ".")]
             if call.test and tested:
-                self.references.append(Reference(call.owner, TESTS, NAMESPACE, tuple(tested), None, call.line))
+                self.references.append(Reference(call.owner, TESTS, NAMESPACE, tuple(tested), None, call.line, call.at))
         for scope in self.scopes:
             owner = by_key.get(scope.key)
             if scope.inner_docs and owner is not None and DOCSTRING not in owner.values:
@@ -920,14 +983,16 @@ class _Builder(Entities):
             simple = impl.type_path[-1] if len(impl.type_path) == 1 else None
             if targets or simple:
                 self.references.append(
-                    Reference(impl.entity.key, IMPL_FOR, NAMESPACE, tuple(targets), simple, impl.line)
+                    Reference(impl.entity.key, IMPL_FOR, NAMESPACE, tuple(targets), simple, impl.line, impl.type_at)
                 )
         if impl.trait_path:
             targets = self.resolve(impl.trait_path, scope, None)
             simple = impl.trait_path[-1] if len(impl.trait_path) == 1 else None
             if targets or simple:
                 source = local if local is not None else ""
-                self.references.append(Reference(source, IMPLEMENTS, NAMESPACE, tuple(targets), simple, impl.line))
+                self.references.append(
+                    Reference(source, IMPLEMENTS, NAMESPACE, tuple(targets), simple, impl.line, impl.trait_at)
+                )
 
 
 def _line(entity: Entity) -> int:

@@ -545,3 +545,43 @@ def test_gojsonnet_generated_ast() -> None:
     assert analysis.problems == []
     assert len(FUNC.findall(data.decode())) == sum(1 for e in analysis.entities if UKO_GO + "Function" in e.types)
     print(f"\nstdast.go: {len(data) / 1e6:.1f} MB analyzed in {elapsed:.1f} s")
+
+
+def test_references_point_a_language_server_at_the_name() -> None:
+    """Each reference carries the (row, byte column) of the name a language server resolves."""
+    text = (
+        "package shapes\n"
+        "\n"
+        "import (\n"
+        '\tf "fmt"\n'
+        '\t"github.com/acme/geo/v2"\n'
+        '\t"testing"\n'
+        ")\n"
+        "\n"
+        "type Circle struct {\n"
+        "\tgeo.Shape\n"
+        "\t*Base\n"
+        "\tr float64\n"
+        "}\n"
+        "\n"
+        'func (c *Circle) Area() float64 { s := "é"; f.Println(s); c.radius(); helper(); return geo.Pi * c.r }\n'
+        "\n"
+        "func TestCircle_Area(t *testing.T) { Circle.Area(Circle{}) }\n"
+    )
+    analysis = analyze(GO, "shapes/circle_test.go", text)
+    lines = text.encode().split(b"\n")
+    named = {
+        (r.predicate.rsplit("#", 1)[1], lines[r.position[0]][r.position[1] :].decode()[:7])
+        for r in analysis.references
+        if r.position
+    }
+    assert ("dependsOn", 'fmt"') in named  # inside the import path: its last segment
+    assert ("dependsOn", 'v2"') in named
+    assert ("inheritsFrom", "Shape") in named
+    assert ("inheritsFrom", "Base") in named
+    assert ("calls", "Println") in named  # the byte column counts the two-byte é before it
+    assert ("calls", "radius(") in named
+    assert ("calls", "helper(") in named
+    assert ("calls", "Area(Ci") in named
+    # TestXxx -> Xxx is a naming convention, not a name in the text.
+    assert [r.position for r in analysis.references if r.predicate == TESTS] == [None]

@@ -695,3 +695,48 @@ def test_jpype_java_sources() -> None:
         assert analysis.problems == [], path
     print(f"\njpype1-1.5.2: {len(files)} files, {size / 1e6:.2f} MB analyzed in {elapsed:.2f} s")
     assert elapsed < 15
+
+
+def test_references_point_a_language_server_at_the_name() -> None:
+    """Each reference carries the (row, byte column) of the name a language server resolves."""
+    text = (
+        "package shapes;\n"
+        "\n"
+        "import java.util.List;\n"
+        "import static java.lang.Math.max;\n"
+        "\n"
+        "public class CircleTest extends Base<Circle> implements Shape, java.io.Serializable {\n"
+        "    CircleTest() throws java.io.IOException { super(); }\n"
+        "    @Test\n"
+        "    void area() {\n"
+        '        String s = "é"; Circle c = new Circle(2);\n'
+        "        c.area();\n"
+        "        helper(max(1, 2));\n"
+        "        List.of(s).forEach(System.out::println);\n"
+        "    }\n"
+        "    void helper(int x) {}\n"
+        "}\n"
+    )
+    analysis = analyze(JAVA, "src/shapes/CircleTest.java", text)
+    lines = text.encode().split(b"\n")
+    named = {
+        (r.predicate.rsplit("#", 1)[1], lines[r.position[0]][r.position[1] :].decode()[:7])
+        for r in analysis.references
+        if r.position
+    }
+    assert ("dependsOn", "List;") in named
+    assert ("imports", "List;") in named
+    assert ("imports", "max;") in named
+    assert ("inheritsFrom", "Base<Ci") in named
+    assert ("implements", "Shape, ") in named
+    assert ("implements", "Seriali") in named
+    assert ("throws", "IOExcep") in named
+    assert ("calls", "super()") in named
+    assert ("calls", "Circle(") in named  # the byte column counts the two-byte é before it
+    assert ("calls", "area();") in named
+    assert ("calls", "helper(") in named
+    assert ("calls", "max(1, ") in named
+    assert ("calls", "of(s).f") in named
+    assert ("calls", "println") in named
+    assert ("testsCallable", "area();") in named
+    assert all(r.position for r in analysis.references)

@@ -575,3 +575,44 @@ def test_cryptography_rust_sources() -> None:
     assert calls > 1000
     print(f"\ncryptography-41.0.7: {len(files)} .rs files, {size / 1e6:.2f} MB analyzed in {elapsed:.2f} s")
     assert elapsed < 15
+
+
+def test_references_point_a_language_server_at_the_name() -> None:
+    """Each reference carries the (row, byte column) of the name a language server resolves."""
+    text = (
+        "use std::collections::HashMap;\n"
+        "use crate::geo::{self, shapes::Polygon as Poly, units::*};\n"
+        "trait Shape: fmt::Display + Area {}\n"
+        "struct Circle;\n"
+        "impl ext::Drawable<u8> for Circle {}\n"
+        "impl Shape for &mut ext::Square<T> {}\n"
+        "impl Circle {\n"
+        '    fn area(&self) -> f64 { let s = "é"; self.radius(); geo::scale::<f64>(s);\n'
+        '        println!("{}", fmt_it(1)); 0.0 }\n'
+        "    fn radius(&self) -> f64 { 1.0 }\n"
+        "}\n"
+        "#[test]\n"
+        "fn circle_area() { shapes_lib::area_of(); }\n"
+    )
+    analysis = analyze(RUST, "src/lib.rs", text)
+    lines = text.encode().split(b"\n")
+    named = {
+        (r.predicate.rsplit("#", 1)[1], lines[r.position[0]][r.position[1] :].decode()[:7])
+        for r in analysis.references
+        if r.position
+    }
+    assert ("dependsOn", "HashMap") in named
+    assert ("dependsOn", "geo::{s") in named  # `self` in a use list: the module it names
+    assert ("dependsOn", "Polygon") in named
+    assert ("dependsOn", "units::") in named  # a glob: the module it opens
+    assert ("inheritsFrom", "Display") in named
+    assert ("inheritsFrom", "Area {}") in named
+    assert ("implements", "Drawabl") in named
+    assert ("implFor", "Square<") in named
+    assert ("implements", "Shape f") in named
+    assert ("calls", "radius(") in named
+    assert ("calls", "scale::") in named  # the byte column counts the two-byte é before it
+    assert ("calls", "fmt_it(") in named  # inside a macro's arguments
+    assert ("calls", "area_of") in named
+    assert ("testsCallable", "area_of") in named
+    assert all(r.position for r in analysis.references)
