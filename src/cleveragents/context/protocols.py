@@ -5,7 +5,7 @@ Backend Abstraction Layer (architecture.md "Backend Abstraction Layer", core-con
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from cleveragents.context.model import (
@@ -58,6 +58,8 @@ class BackendSet:
     vector: VectorBackend | None = None
     graph: GraphBackend | None = None
     resources: frozenset[str] = frozenset()  # the scope, as resource ULIDs
+    revision: int | None = None  # the store revision every backend reads
+    notes: list[str] = field(default_factory=list)  # what was rebuilt, updated or left out, and why
 
     def available(self) -> set[str]:
         return {name for name in ("text", "vector", "graph") if getattr(self, name) is not None}
