@@ -81,6 +81,7 @@ class ContextFragment(BaseModel):
 class ScoredFragment(BaseModel):
     fragment: ContextFragment
     composite_score: float
+    score_components: dict[str, float] = Field(default_factory=dict)  # e.g. {"relevance": 0.9, ...}
 
 
 class AssembledContext(BaseModel):
@@ -126,6 +127,7 @@ class PlanContext(BaseModel):
     ancestors: list[str] = Field(default_factory=list)  # parent first, root last
     project: str | None = None  # project IRI
     parent_skeleton: list[ContextFragment] = Field(default_factory=list)  # inherited at depth 0/1
+    parent_context_hash: str | None = None  # the parent assembly the skeleton came from
     skeleton_ratio: float = Field(default=0.15, ge=0.0, le=1.0)
 
 
