@@ -1,0 +1,208 @@
+"""arce (Analyze, Retrieve, Contextualize, Execute): text, vector and graph combined.
+
+- Analyze: intent analysis of the request (``_intent``): the paths, symbols, words and UKO
+  types it names, confirmed by a lookup in the graph, and the actor pattern its purpose asks
+  for (architecture.md "Strategy: arce": strategy, execution, estimation).
+- Retrieve: BM25 hits, embedding neighbors, and a graph traversal from the named nodes
+  (or, when nothing is named, from the best search hits) over the navigator's edges.
+- Contextualize: reciprocal rank fusion of the three rankings, boosted by the requested
+  types and the actor pattern's preferred kinds of node (and, for estimation, churn).
+- Execute: render best first, detail falling with fused rank, within the budget.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from cleveragents.context.depth import gradient
+from cleveragents.context.model import ContextFragment, ContextRequest, PlanContext, StrategyCapabilities
+from cleveragents.context.protocols import BackendSet, GraphBackend
+from cleveragents.errors import UsageError
+from cleveragents.strategies import _common as common
+from cleveragents.strategies import _intent
+from cleveragents.strategies.breadth_depth_navigator import traverse
+from cleveragents.strategies.temporal_archaeology import change_counts
+
+NAME = "arce"
+RRF_K = 60  # the usual reciprocal-rank-fusion constant: flattens differences deep in a list
+SEARCH_LIMIT = 30
+UKO = "https://cleveragents.ai/ontology/uko#"
+
+
+@dataclass(frozen=True)
+class ActorPattern:
+    """How an actor type shapes retrieval (architecture.md "Actor-type-specific graph
+    traversal patterns")."""
+
+    breadth_delta: int  # broader (+) or narrower (-) traversal
+    depth_scale: float  # shallower (< 1) or as requested (1)
+    preferred: frozenset[str]  # UKO types whose nodes are boosted
+    temporal: bool = False  # boost by change frequency
+
+
+PATTERNS = {
+    "strategy": ActorPattern(1, 0.5, frozenset({UKO + "Container", UKO + "Boundary"})),
+    "execution": ActorPattern(-1, 1.0, frozenset({UKO + "Atom"})),
+    "estimation": ActorPattern(0, 0.4, frozenset(), temporal=True),
+    "": ActorPattern(0, 1.0, frozenset()),
+}
+WEIGHTS = {"graph": 1.2, "text": 1.0, "vector": 1.0, "named": 2.0}  # named: what the request names outright
+
+
+class Arce:
+    """Multi-modal retrieval with intent analysis and rank fusion."""
+
+    def __init__(self) -> None:
+        self._notes: list[str] = []
+
+    @property
+    def name(self) -> str:
+        return NAME
+
+    @property
+    def capabilities(self) -> StrategyCapabilities:
+        return StrategyCapabilities(
+            uses_text=True,
+            uses_vector=True,
+            uses_graph=True,
+            uses_temporal=True,
+            supports_depth_breadth=True,
+            uko_levels=["0", "1", "2", "3"],
+            quality_score=0.95,
+        )
+
+    def can_handle(self, request: ContextRequest, backends: BackendSet) -> float:
+        # The spec's selector tries arce first and only with every backend present.
+        if backends.graph is None or backends.text is None or backends.vector is None:
+            return 0.0
+        if request.query:
+            return 0.9
+        return 0.6 if (request.focus or request.entities) else 0.0
+
+    def assemble(
+        self, request: ContextRequest, backends: BackendSet, budget: int, plan_context: PlanContext
+    ) -> list[ContextFragment]:
+        self._notes = []
+        graph = backends.graph
+        scope = common.scope_of(request, backends)
+        if graph is None or budget <= 0 or (scope is not None and not scope):
+            self._notes.append("no graph backend, no budget or an empty scope")
+            return []
+        # Analyze
+        intent = _intent.analyze(request)
+        pattern = PATTERNS[intent.actor]
+        breadth = max(0, min(10, request.breadth + pattern.breadth_delta))
+        named = self._named(graph, request, intent, scope)
+        # Retrieve
+        rankings: dict[str, list[str]] = {}
+        query = (request.query or " ".join([*request.entities, *request.focus])).strip()
+        if query and backends.text is not None:
+            hits = backends.text.search(query, resource_filter=common.filter_of(scope), limit=SEARCH_LIMIT)
+            rankings["text"] = [h.uko_node for h in hits if h.uko_node and common.in_scope(h.uko_node, scope)]
+        if query and backends.vector is not None:
+            [embedding] = backends.vector.embed([query])
+            near = backends.vector.search(embedding, resource_filter=common.filter_of(scope), limit=SEARCH_LIMIT)
+            rankings["vector"] = [h.uko_node for h in near if common.in_scope(h.uko_node, scope)]
+        seeds = dict(named) or {n: 0.6 for r in rankings.values() for n in r[:2]}  # else expand the best hits
+        reached = traverse(graph, scope, seeds, breadth) if seeds else {}
+        rankings["graph"] = sorted(reached, key=lambda n: (reached[n].distance, -reached[n].score, n))
+        rankings["named"] = sorted(named, key=lambda n: -named[n])
+        # Contextualize
+        fused: dict[str, float] = defaultdict(float)
+        for source, ranked in rankings.items():
+            for rank, node in enumerate(dict.fromkeys(ranked)):
+                fused[node] += WEIGHTS[source] / (RRF_K + rank + 1)
+        infos = common.node_infos(graph, scope, fused)
+        boosts = self._boosts(graph, scope, infos, intent, pattern, backends)
+        scores = {n: s * boosts.get(n, 1.0) for n, s in fused.items() if n in infos}
+        order = sorted(scores, key=lambda n: (-scores[n], n))
+        # Execute
+        top = scores[order[0]] if order else 1.0
+        ranked_items: list[tuple[str, float, int]] = []
+        for rank, node in enumerate(order):
+            info = infos[node]
+            try:
+                base = common.base_depth(info, request.depth)
+            except UsageError:
+                if node in named:
+                    raise  # an unknown level for what the request names is the caller's error
+                base = common.deepest_level(info.type or "") or 0
+            base = int(base * pattern.depth_scale) if node not in named else base
+            # Detail falls with fused rank: the best few in full, the next at half, the rest as names.
+            tier = 0 if node in named or rank < 3 else (1 if rank < 12 else 2)
+            depth = gradient(base, tier, 2) if request.depth_gradient else base
+            ranked_items.append((node, scores[node] / top, depth))
+        fragments = common.pack_nodes(
+            NAME,
+            backends,
+            graph,
+            infos,
+            ranked_items,
+            common.Budget(budget),
+            sources={n: sorted(s for s, r in rankings.items() if n in r) for n in scores},
+        )
+        self._notes.append(
+            f"intent: {len(named)} named node(s), types {len(intent.uko_types)}, actor {intent.actor or 'any'}; "
+            + ", ".join(f"{s} {len(r)}" for s, r in rankings.items())
+            + f"; fused {len(scores)}, packed {len(fragments)}"
+        )
+        return fragments
+
+    @staticmethod
+    def _named(
+        graph: GraphBackend, request: ContextRequest, intent: _intent.Intent, scope: frozenset[str] | None
+    ) -> dict[str, float]:
+        """Nodes the request names: focus and entities in full, paths and symbols found in
+        the query strongly, plain words weakly (a word may name many things)."""
+        strength = {k: 1.0 for k in [*request.focus, *request.entities]}
+        for key in [*intent.paths, *intent.symbols]:
+            strength.setdefault(key, 0.8)
+        for word in intent.words:
+            strength.setdefault(word, 0.3)
+        resolved = common.resolve_focus(graph, scope, list(strength)) if strength else {}
+        named: dict[str, float] = {}
+        for key, nodes in resolved.items():
+            if len(nodes) > 8:  # a word naming dozens of nodes ("get") names nothing in particular
+                continue
+            for node in nodes:
+                named[node] = max(named.get(node, 0.0), strength[key] / len(nodes) ** 0.5)
+        return named
+
+    @staticmethod
+    def _boosts(
+        graph: GraphBackend,
+        scope: frozenset[str] | None,
+        infos: dict[str, common.NodeInfo],
+        intent: _intent.Intent,
+        pattern: ActorPattern,
+        backends: BackendSet,
+    ) -> dict[str, float]:
+        """Multipliers: nodes of the types the request names, of the kinds the actor
+        pattern prefers, and (estimation) the files that changed most."""
+        boosts = {n: 1.0 for n in infos}
+        wanted = set(intent.uko_types)
+        for node, info in infos.items():
+            if wanted and wanted & info.types:
+                boosts[node] *= 1.5
+            if pattern.preferred & info.types:
+                boosts[node] *= 1.3
+        if pattern.temporal and infos:
+            to = common.revision_of(backends)
+            paths = sorted({i.path for i in infos.values() if i.path})[:50]
+            if to is not None and paths:
+                churn: dict[str, int] = defaultdict(int)
+                for row in change_counts(graph, scope, paths, to):
+                    churn[row["entity"]] += int(row["changes"])
+                most = max(churn.values(), default=0)
+                for node in infos:
+                    if most > 1 and churn.get(node, 0) > 1:
+                        boosts[node] *= 1.0 + churn[node] / most
+        return boosts
+
+    def explain(self) -> str:
+        base = "Intent analysis, then BM25, embeddings and graph traversal fused by reciprocal rank."
+        return " ".join([base, *self._notes])
+
+
+STRATEGIES = [Arce]
