@@ -31,6 +31,7 @@ from cleveragents.output.human import CANCELLED_MESSAGE
 
 from . import (
     config_cmd,
+    context_cmd,
     graph_cmd,
     index_cmd,
     init_cmd,
@@ -134,6 +135,7 @@ def build_app() -> typer.Typer:
     app.add_typer(query_cmd.app, name="query")
     app.add_typer(ontology_cmd.app, name="ontology")
     app.add_typer(lsp_cmd.app, name="lsp")
+    app.add_typer(context_cmd.app, name="context")
     app.command("index")(index_cmd.index_command)
     app.command("show")(show_cmd.show_command)
     return app

@@ -143,6 +143,35 @@ KEYS: Final[dict[str, KeySpec]] = {
             "Seconds a language server may take to answer one request before it counts as hung.",
             minimum=0.01,
         ),
+        KeySpec(
+            "context.encoding",
+            "str",
+            "o200k_base",
+            "Token encoding that context budgets are counted in (o200k_base, cl100k_base, ...).",
+        ),
+        KeySpec(
+            "context.default_budget",
+            "int",
+            8000,
+            "Token budget of a context assembly that names none (agents context assemble --budget).",
+            minimum=1,
+        ),
+        KeySpec(
+            "context.strategy_timeout",
+            "float",
+            30.0,
+            "Seconds one context strategy may run before the assembly goes on without it "
+            "(a [context.pipeline.strategy-executor] timeout-seconds setting wins).",
+            minimum=0.01,
+        ),
+        KeySpec(
+            "context.vector_inline_limit",
+            "int",
+            256,
+            "Documents an assembly may embed before it answers (new or changed since the vector index "
+            "was built); with more, semantic strategies are skipped until `agents context index` runs.",
+            minimum=0,
+        ),
     )
 }
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pyoxigraph as ox
@@ -38,46 +40,79 @@ class Rendering:
 
 
 def render(ws: Workspace, iri: str, depth: str, analyzers: AnalyzerSet, *, as_of: str | None = None) -> Rendering:
+    _parts(iri)  # a malformed IRI is reported before the store is opened
+    with rendering_session(ws, analyzers, as_of=as_of) as session:
+        return session.render(iri, depth)
+
+
+def _parts(iri: str) -> tuple[str, str, str]:
     parts = emit.split_iri(iri)
     if parts is None or not parts[1]:
         raise ValidationError(f"{iri} is not an indexed file or entity (expected an IRI under {emit.SOURCE_BASE})")
-    _, _, key = parts
-    with ws.reader() as store:
-        revision = resolve_revision(store, as_of)
-        view = store.view(revision, inferred=False)
+    return parts
+
+
+class RenderSession:
+    """Renders many nodes at one revision with one read of the store and the ontology
+    (context assembly re-renders dozens of fragments; one ``render`` call each would
+    reopen the store and rebuild the detail-level model every time)."""
+
+    def __init__(self, ws: Workspace, store: GraphStore, analyzers: AnalyzerSet, revision: int) -> None:
+        self.ws = ws
+        self.store = store
+        self.analyzers = analyzers
+        self.revision = revision
+        self.view = store.view(revision, inferred=False)
+        self.ontology = [q.triple for q in store.raw.quads_for_pattern(None, None, None, layout.ONTOLOGY)]
+        self._levels: dict[str, list] = {}
+        self._depths: dict[tuple[str, str], int] = {}
+
+    def render(self, iri: str, depth: str) -> Rendering:
+        parts = _parts(iri)
+        key = parts[2]
+        revision = self.revision
         node = ox.NamedNode(iri)
-        facts = _facts(store, view, node)
+        facts = _facts(self.store, self.view, node)
         if not facts.get(RDF_TYPE):
             raise NotFoundError(
                 f"{iri} does not exist at revision {revision}", suggestions=["agents graph history " + iri]
             )
-        file_node = ox.NamedNode(iri.split("#", 1)[0])
-        file_facts = _facts(store, view, file_node)
-        ontology = [q.triple for q in store.raw.quads_for_pattern(None, None, None, layout.ONTOLOGY)]
-    indexed_by = (file_facts.get(INDEXED_BY) or [""])[0]
-    analyzer = analyzers.by_name(indexed_by.split("@", 1)[0])
-    if analyzer is None:
-        raise NotFoundError(f"no analyzer '{indexed_by}' is installed to render {iri}")
-    digest = (file_facts.get(UKO + "contentHash") or [""])[0]
-    content = content_store(ws).get(digest)
-    node_type = _most_specific(facts[RDF_TYPE])
-    number = resolve_depth(node_type, depth, ontology)
-    levels = effective_levels(node_type, ontology)
-    if number >= len(levels):
-        raise ValidationError(f"depth {number} is beyond {node_type}'s deepest level {len(levels) - 1}")
-    source_range = (facts.get(UKO + "sourceRange") or [None])[0]
-    request = RenderRequest(
-        key=key,
-        types=tuple(facts[RDF_TYPE]),
-        path=parts[1],
-        content=content,
-        span=_span(content, source_range) if source_range and key else None,
-        level=levels[number].name,
-        depth=number,
-    )
-    return Rendering(
-        iri, node_type, levels[number].name, number, parts[1], source_range, revision, analyzer.render(request)
-    )
+        file_facts = _facts(self.store, self.view, ox.NamedNode(iri.split("#", 1)[0]))
+        indexed_by = (file_facts.get(INDEXED_BY) or [""])[0]
+        analyzer = self.analyzers.by_name(indexed_by.split("@", 1)[0])
+        if analyzer is None:
+            raise NotFoundError(f"no analyzer '{indexed_by}' is installed to render {iri}")
+        digest = (file_facts.get(UKO + "contentHash") or [""])[0]
+        content = content_store(self.ws).get(digest)
+        node_type = _most_specific(facts[RDF_TYPE])
+        if (node_type, depth) not in self._depths:
+            self._depths[node_type, depth] = resolve_depth(node_type, depth, self.ontology)
+        number = self._depths[node_type, depth]
+        if node_type not in self._levels:
+            self._levels[node_type] = effective_levels(node_type, self.ontology)
+        levels = self._levels[node_type]
+        if number >= len(levels):
+            raise ValidationError(f"depth {number} is beyond {node_type}'s deepest level {len(levels) - 1}")
+        source_range = (facts.get(UKO + "sourceRange") or [None])[0]
+        request = RenderRequest(
+            key=key,
+            types=tuple(facts[RDF_TYPE]),
+            path=parts[1],
+            content=content,
+            span=_span(content, source_range) if source_range and key else None,
+            level=levels[number].name,
+            depth=number,
+        )
+        return Rendering(
+            iri, node_type, levels[number].name, number, parts[1], source_range, revision, analyzer.render(request)
+        )
+
+
+@contextmanager
+def rendering_session(ws: Workspace, analyzers: AnalyzerSet, *, as_of: str | None = None) -> Iterator[RenderSession]:
+    """A RenderSession at ``as_of`` (default: the head), on one read-only open of the store."""
+    with ws.reader() as store:
+        yield RenderSession(ws, store, analyzers, resolve_revision(store, as_of))
 
 
 def _facts(store: GraphStore, view: object, node: ox.NamedNode) -> dict[str, list[str]]:
