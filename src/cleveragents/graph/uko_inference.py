@@ -46,11 +46,14 @@ marker: the contained node; a sibling pair: both nodes. The owners of a commit a
 nodes whose inputs it changes (retyped nodes, subjects of changed text values, ends of
 changed edges, the targets of referrers whose references changed, the namers and
 orphans below nodes that appeared or vanished); their facts are derived again and
-reconciled with the live ones. The work runs inside Oxigraph as joins of the commit's
-graphs with the live state: the owners are SPARQL patterns over the additions (a node
-at a time would cost a seek per node), and only the few facts that need Python (text
-tokens, prefixes, co-occurrence thresholds) come out. ``derive_all`` derives the whole
-state with the same queries, every UKO node being an owner.
+reconciled with the live ones. The owners are found by SPARQL patterns over the commit's
+graphs, once, and the facts are derived by queries bound to them (VALUES). An owner with
+no asserted triple in the live state (a new node: every node of a first index) needs no
+join with the live state for what it says itself: its text values are read by one scan
+of the commit's graph, its layer from its own types, and it has no live derived facts to
+reconcile. Only the few facts that need Python (text tokens, prefixes, co-occurrence
+thresholds) come out. ``derive_all`` derives the whole state with the same queries,
+every UKO node being an owner (a pattern, not a set).
 """
 
 from __future__ import annotations
@@ -84,6 +87,7 @@ CONFIDENCE_PREDICATE = ox.NamedNode(CA + "confidence")
 RESOLVED_BY_PREDICATE = ox.NamedNode(CA + "resolvedBy")
 REIFIES_PREDICATE = ox.NamedNode(REIFIES)
 TRUE = ox.Literal("true", datatype=ox.NamedNode(XSD + "boolean"))
+INTEGER = ox.NamedNode(XSD + "integer")
 
 CONFIDENCE: Final = ox.Literal("0.7", datatype=ox.NamedNode(XSD + "decimal"))
 RESOLVED_BY: Final = ox.Literal("inference")
@@ -328,11 +332,6 @@ def _listed(nodes: Iterable[ox.NamedNode]) -> str:
     return ", ".join(str(n) for n in nodes)
 
 
-def text_filter(p: str = "?p", o: str = "?o") -> str:
-    """TEXT_FILTER over other variable names."""
-    return TEXT_FILTER.replace("?p", p).replace("?o", o)
-
-
 def _block(patterns: Iterable[str]) -> str:
     """The distinct ?n of a union of group patterns."""
     branches = " UNION ".join(f"{{ {p} }}" for p in patterns)
@@ -380,6 +379,7 @@ class _State:
         if copies:
             self.raw.extend(copies)
         self._units: dict[ox.NamedNode, bool] = {}
+        self._added_texts: list[tuple[ox.NamedNode, str]] | None = None
 
     def close(self) -> None:
         self.raw.remove_graph(self.removed_g)
@@ -401,6 +401,30 @@ class _State:
     def construct(self, query: str) -> bytes:
         result = self.raw.query(query, default_graph=self.graphs)  # type: ignore[arg-type]
         return result.serialize(format=ox.RdfFormat.N_TRIPLES) or b""  # type: ignore[union-attr]
+
+    def nodes(self, pattern: str) -> set[ox.NamedNode]:
+        """The IRIs a pattern binds to ?n."""
+        return {r["n"] for r in self.rows(f"SELECT ?n WHERE {{ {pattern} }}") if isinstance(r["n"], ox.NamedNode)}
+
+    def added_texts(self) -> list[tuple[ox.NamedNode, str]]:
+        """(node, value) of the text values the commit adds (a scan of its graph, once)."""
+        if self._added_texts is None:
+            rows = self.rows(f"SELECT ?n ?o WHERE {{ GRAPH {self.added_g} {{ ?n ?p ?o FILTER({TEXT_FILTER}) }} }}")
+            self._added_texts = [(r["n"], r["o"].value) for r in rows if isinstance(r["n"], ox.NamedNode)]
+        return self._added_texts
+
+    def fresh(self, nodes: set[ox.NamedNode]) -> frozenset[ox.NamedNode]:
+        """The nodes no asserted triple has as subject in the live state (a seek each)."""
+        live = layout.LIVE
+        return frozenset(n for n in nodes if next(iter(self.raw.quads_for_pattern(n, None, None, live)), None) is None)
+
+    def units(self, owners: _Owners, name: str) -> tuple[str, str]:
+        """A pattern binding ?n to the owners ``name`` that are UKO nodes after the commit,
+        and the filter it still needs (none once the owners are known)."""
+        if owners.nodes is None:
+            return getattr(owners, name), f"FILTER({self.unit('?n')})"
+        found = sorted((n for n in owners.nodes[name] if self.is_unit(n)), key=str)
+        return f"VALUES ?n {{ {_values(found)} }}", ""
 
     def mark(self, marker: ox.NamedNode, nodes: Iterable[ox.NamedNode]) -> str:
         """Mark nodes in the scratch graph; the pattern binding ?n to them."""
@@ -436,12 +460,29 @@ def was_unit(raw: ox.Store, node: ox.NamedNode) -> bool:
 
 @dataclass
 class _Owners:
-    """The nodes whose derived facts are derived again, as SPARQL patterns binding ?n."""
+    """The nodes whose derived facts are derived again, as SPARQL patterns binding ?n.
+
+    In a commit the owners are computed once (``nodes``, each set bound by a VALUES
+    pattern), and ``fresh`` holds those with no asserted triple in the live state (new
+    nodes, such as every node of a first index): what is known of them is in the commit's
+    own graph, and they have no live derived facts. None and empty in ``derive_all``."""
 
     layered: str
     sources: str
     contained: str
     paired: str
+    nodes: dict[str, set[ox.NamedNode]] | None = None
+    fresh: frozenset[ox.NamedNode] = frozenset()
+
+    @classmethod
+    def of(cls, nodes: dict[str, set[ox.NamedNode]], fresh: frozenset[ox.NamedNode] = frozenset()) -> _Owners:
+        patterns = {name: f"VALUES ?n {{ {_values(sorted(found, key=str))} }}" for name, found in nodes.items()}
+        return cls(**patterns, nodes=nodes, fresh=fresh)  # type: ignore[arg-type]
+
+    def stale(self) -> _Owners:
+        """The owners that may have live derived facts (those not fresh)."""
+        assert self.nodes is not None
+        return _Owners.of({name: found - self.fresh for name, found in self.nodes.items()})
 
 
 # -- the engine ---------------------------------------------------------------------------------
@@ -453,6 +494,9 @@ class UkoInferenceEngine:
     def __init__(self, vocabulary: Vocabulary) -> None:
         self.vocabulary = vocabulary
         self._layer_table = vocabulary.layer_table()
+        self._class_layers = {
+            c: found[0] for c in vocabulary.unit_classes if (found := vocabulary.classify_type(c)) is not None
+        }
 
     @classmethod
     def from_store(cls, raw: ox.Store, tbox: TBox) -> UkoInferenceEngine:
@@ -524,34 +568,36 @@ class UkoInferenceEngine:
         def values(predicates: Iterable[ox.NamedNode]) -> str:
             return " ".join(str(p) for p in predicates)
 
-        retyped = in_changed("?n a ?t0")
+        retyped = state.nodes(_block(in_changed("?n a ?t0")))
         # Nodes naming a node that appeared or vanished (any retyped node: a superset).
-        namers = [
-            f"{{ {' UNION '.join(f'{{ {p} }}' for p in in_changed('?m0 a ?t9'))} }} "
-            f'BIND(REPLACE(STR(?m0), "/$", "") AS ?k0) GRAPH {layout.LIVE_INFERRED} {{ ?n {MENTIONS} ?k0 }}'
-        ]
+        keys = {m.value[:-1] if m.value.endswith("/") else m.value for m in retyped}
+        namers = state.nodes(
+            f"VALUES ?k0 {{ {' '.join(str(ox.Literal(k)) for k in sorted(keys))} }} "
+            f"GRAPH {layout.LIVE_INFERRED} {{ ?n {MENTIONS} ?k0 }}"
+        )
         depends = in_changed(f"?n ?p0 ?x0 VALUES ?p0 {{ {values(v.depends_predicates)} }}")
-        sources = [
-            *retyped,
-            f"GRAPH {state.added_g} {{ ?n ?p0 ?o0 FILTER({text_filter('?p0', '?o0')}) }}",
-            *depends,
-            *namers,
-            state.mark(_MARK_SOURCE, state.removed_texts),
-        ]
+        sources = [*depends, state.mark(_MARK_SOURCE, state.removed_texts)]
         containers = in_changed(f"?x0 ?p0 ?n VALUES ?p0 {{ {values(v.contains_predicates)} }}")
-        contained = [*retyped, *containers, state.mark(_MARK_CONTAINED, self._orphans_below_retyped(state))]
+        contained = [*containers, state.mark(_MARK_CONTAINED, self._orphans_below_retyped(state))]
         referring = values(v.referring_predicates)
         paired = [
-            *retyped,
             *in_changed(f"?n {IMPLICIT_SIBLING_OF} ?x0"),
             *in_changed(f"?x0 {IMPLICIT_SIBLING_OF} ?n"),
             # every target, before and after, of a referrer whose references changed
             *(
-                f"{p} ?r0 ?p1 ?n FILTER(?p1 IN ({_listed(v.referring_predicates)}) && isIRI(?n))"
+                f"{{ SELECT DISTINCT ?r0 WHERE {{ {p} }} }} ?r0 ?p1 ?n "
+                f"FILTER(?p1 IN ({_listed(v.referring_predicates)}) && isIRI(?n))"
                 for p in in_changed(f"?r0 ?p0 ?x0 VALUES ?p0 {{ {referring} }}")
             ),
         ]
-        return _Owners(_block(retyped), _block(sources), _block(contained), _block(paired))
+        nodes = {
+            "layered": retyped,
+            "sources": retyped | namers | state.nodes(_block(sources)) | {n for n, _ in state.added_texts()},
+            "contained": retyped | state.nodes(_block(contained)),
+            "paired": retyped | state.nodes(_block(paired)),
+        }
+        fresh = state.fresh(set().union(*nodes.values()))
+        return _Owners.of(nodes, fresh)
 
     def _orphans_below_retyped(self, state: _State) -> set[ox.NamedNode]:
         """Nodes in no asserted container (so with an implicit one, or marked as awaiting
@@ -576,15 +622,18 @@ class UkoInferenceEngine:
 
     def _write_desired(self, state: _State, owners: _Owners, inferred_g: ox.NamedNode) -> None:
         raw = state.raw
-        layers = state.construct(
-            f"CONSTRUCT {{ ?n {LAYER} ?layer }} WHERE {{ {{ SELECT ?n (MAX(?l) AS ?layer) WHERE {{ {owners.layered} "
-            f"LATERAL {{ ?n a ?t VALUES (?t ?l) {{ {self._layer_table} }} {state.kept('?n', 'a', '?t')} }} }} "
-            "GROUP BY ?n } }"
-        )
-        if layers:
-            raw.bulk_load(layers, ox.RdfFormat.N_TRIPLES, to_graph=inferred_g)
         facts: set[Triple] = set()
         edges: set[Edge] = set()
+        if owners.nodes is not None:  # a few seeks per node beat a join
+            facts |= self._layers(state, owners.nodes["layered"], owners.fresh)
+        else:
+            layers = state.construct(
+                f"CONSTRUCT {{ ?n {LAYER} ?layer }} WHERE {{ {{ SELECT ?n (MAX(?l) AS ?layer) WHERE {{ "
+                f"{owners.layered} LATERAL {{ ?n a ?t VALUES (?t ?l) {{ {self._layer_table} }} "
+                f"{state.kept('?n', 'a', '?t')} }} }} GROUP BY ?n }} }}"
+            )
+            if layers:
+                raw.bulk_load(layers, ox.RdfFormat.N_TRIPLES, to_graph=inferred_g)
         mentions, depends = self._mentions(state, owners)
         facts |= {(node, MENTIONS, ox.Literal(key)) for node, keys in mentions.items() for key in keys}
         edges |= {(node, IMPLICIT_DEPENDS_ON, target) for node, targets in depends.items() for target in targets}
@@ -603,6 +652,22 @@ class UkoInferenceEngine:
         if quads:
             raw.extend(quads)
 
+    def _layers(self, state: _State, nodes: set[ox.NamedNode], fresh: frozenset[ox.NamedNode]) -> set[Triple]:
+        """The layer of each node after the commit (what the CONSTRUCT of derive_all computes)."""
+        raw, out = state.raw, set()
+        added: dict[object, list[object]] = defaultdict(list)
+        for q in raw.quads_for_pattern(None, TYPE, None, state.added_g):  # one scan of the types it adds
+            added[q.subject].append(q.object)
+        for node in nodes:
+            types = list(added.get(node, ()))
+            if node not in fresh:
+                live = (q.object for q in raw.quads_for_pattern(node, TYPE, None, layout.LIVE))
+                types += [t for t in live if (node, TYPE, t) not in state.removed_keys]
+            found = [layer for t in types if (layer := self._class_layers.get(t)) is not None]  # type: ignore[arg-type]
+            if found:
+                out.add((node, LAYER, ox.Literal(str(max(found)), datatype=INTEGER)))
+        return out
+
     def _nearest_ancestor(self, state: _State, node: ox.NamedNode) -> ox.NamedNode | None:
         for iri in prefix_ancestors(node.value):
             candidate = _named(iri)
@@ -615,8 +680,16 @@ class UkoInferenceEngine:
     ) -> tuple[dict[ox.NamedNode, list[str]], dict[ox.NamedNode, set[ox.NamedNode]]]:
         """Per source: the IRIs its text values may name, and the units they do name."""
         texts: dict[ox.NamedNode, list[str]] = defaultdict(list)
+        sources = owners.sources
+        if owners.nodes is not None:
+            # A fresh source's values are all in the commit's graph, read by one scan.
+            fresh = owners.nodes["sources"] & owners.fresh
+            for node, value in state.added_texts():
+                if node in fresh and state.is_unit(node):
+                    texts[node].append(value)
+            sources = f"VALUES ?n {{ {_values(sorted(owners.nodes['sources'] - fresh, key=str))} }}"
         rows = state.rows(
-            f"SELECT ?n ?p ?o WHERE {{ {owners.sources} LATERAL {{ FILTER({state.unit('?n')}) ?n ?p ?o "
+            f"SELECT ?n ?p ?o WHERE {{ {sources} LATERAL {{ FILTER({state.unit('?n')}) ?n ?p ?o "
             f"FILTER({TEXT_FILTER}) }} }}"
         )
         for row in rows:
@@ -641,8 +714,9 @@ class UkoInferenceEngine:
 
     def _uncontained(self, state: _State, owners: _Owners) -> list[ox.NamedNode]:
         """The contained owners that are units in no asserted container."""
+        contained, unit = state.units(owners, "contained")
         rows = state.rows(
-            f"SELECT ?n WHERE {{ {owners.contained} LATERAL {{ FILTER({state.unit('?n')}) FILTER NOT EXISTS {{ "
+            f"SELECT ?n WHERE {{ {contained} LATERAL {{ {unit} FILTER NOT EXISTS {{ "
             f"?x ?pc ?n FILTER(?pc IN ({_listed(self.vocabulary.contains_predicates)})) "
             f"{state.kept('?x', '?pc', '?n')} }} }} }}"
         )
@@ -666,27 +740,41 @@ class UkoInferenceEngine:
                 f"{edge('?r', '?p', '?n')} }} LIMIT {limit} }} GROUP BY ?n }}"
             )
 
-        # The owners with a countable number of referrers, and that number.
+        # The owners with a countable number of referrers, and those referrers.
+        paired, unit = state.units(owners, "paired")
         rows = state.rows(
-            f"SELECT ?n ?c WHERE {{ {owners.paired} FILTER({state.unit('?n')}) "
-            f"{referrers(SIBLING_MAX_REFERRERS + 1)} "
-            f"FILTER(?c >= {SIBLING_MIN_SHARED} && ?c <= {SIBLING_MAX_REFERRERS}) }}"
+            f"SELECT ?n ?r WHERE {{ {paired} {unit} LATERAL {{ SELECT DISTINCT ?n ?r "
+            f"WHERE {{ {edge('?r', '?p', '?n')} }} LIMIT {SIBLING_MAX_REFERRERS + 1} }} }}"
         )
-        counts = {row["n"]: int(row["c"].value) for row in rows}
+        referrers_of: dict[ox.NamedNode, set[ox.NamedNode]] = defaultdict(set)
+        for row in rows:
+            referrers_of[row["n"]].add(row["r"])
+        referrers_of = {
+            n: found for n, found in referrers_of.items() if SIBLING_MIN_SHARED <= len(found) <= SIBLING_MAX_REFERRERS
+        }
+        counts = {n: len(found) for n, found in referrers_of.items()}
         if not counts:
             return set()
         # Their targets' co-occurrence: referrers shared with each other target, counting
-        # only referrers with few enough targets.
+        # only referrers with few enough targets (each referrer's targets read once).
         rows = state.rows(
-            f"SELECT ?n ?b (COUNT(DISTINCT ?r) AS ?shared) WHERE {{ VALUES ?n {{ {_values(counts)} }} "
-            f"LATERAL {{ {edge('?r', '?p', '?n')} }} "
-            f"LATERAL {{ SELECT ?r (COUNT(?t) AS ?fan) WHERE {{ SELECT DISTINCT ?r ?t WHERE {{ "
-            f"{edge('?r', '?p3', '?t')} }} LIMIT {SIBLING_MAX_FANOUT + 1} }} GROUP BY ?r }} "
-            f"FILTER(?fan <= {SIBLING_MAX_FANOUT}) LATERAL {{ {edge('?r', '?q', '?b', ' && ?b != ?n')} }} }} "
-            f"GROUP BY ?n ?b HAVING (COUNT(DISTINCT ?r) >= {SIBLING_MIN_SHARED})"
+            f"SELECT ?r ?t WHERE {{ VALUES ?r {{ {_values(set().union(*referrers_of.values()))} }} "
+            f"LATERAL {{ SELECT DISTINCT ?r ?t WHERE {{ {edge('?r', '?p', '?t')} }} "
+            f"LIMIT {SIBLING_MAX_FANOUT + 1} }} }}"
         )
-        pairs = [(row["n"], row["b"], int(row["shared"].value)) for row in rows]
-        pairs = [(a, b, shared) for a, b, shared in pairs if 2 * shared >= counts[a]]
+        targets: dict[ox.NamedNode, set[ox.NamedNode]] = defaultdict(set)
+        for row in rows:
+            targets[row["r"]].add(row["t"])
+        shared: dict[tuple[ox.NamedNode, ox.NamedNode], int] = defaultdict(int)
+        for n, found in referrers_of.items():
+            for r in found:
+                if len(targets[r]) <= SIBLING_MAX_FANOUT:
+                    for b in targets[r]:
+                        if b != n:
+                            shared[(n, b)] += 1
+        pairs = [
+            (a, b, count) for (a, b), count in shared.items() if count >= SIBLING_MIN_SHARED and 2 * count >= counts[a]
+        ]
         # The other side: counted already, or counted now (its referrers did not change).
         others = {b for _, b, _ in pairs} - set(counts)
         if others:
@@ -705,6 +793,10 @@ class UkoInferenceEngine:
 
     def _current(self, state: _State, owners: _Owners) -> list[ox.Quad]:
         """The live derived quads of the owners, with the reifiers of their edges."""
+        if owners.nodes is not None:
+            owners = owners.stale()
+            if not any(owners.nodes.values()):  # type: ignore[union-attr]
+                return []
         store = state.store
         head = store.head
         live = {
