@@ -98,8 +98,10 @@ def index(
     runtime = None
     if lsp:  # imported here: pygls and lsprotocol take a while to import, and most runs don't need them
         from cleveragents.lsp.runtime import close_shared_runtime, shared_runtime
+        from cleveragents.services import lsp_registry
         from cleveragents.services.lsp_enrichment import enrichers_for
 
+        registry = lsp_registry.list_entries(ws)  # before the writer: see enrichers_for
         runtime = shared_runtime()
     try:
         with ws.writer() as session:
@@ -110,7 +112,9 @@ def index(
                 indexer.resolvers = ()
                 if runtime is not None:
                     paths, _ = snapshot.listing()
-                    enrichers, reports = enrichers_for(ws, Path(info.location), paths, runtime, timeout=lsp_timeout)
+                    enrichers, reports = enrichers_for(
+                        registry, Path(info.location), paths, runtime, timeout=lsp_timeout
+                    )
                     indexer.resolvers = tuple(enrichers)
                 message = f"index {info.name}" + (" (full)" if full else "") + (" with LSP" if lsp else "")
                 summary = indexer.run(target_of(info), snapshot, CommitInfo(message, agent=agent), full=full)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from cleveragents.errors import LSPUnavailable
@@ -12,7 +12,6 @@ from cleveragents.lsp.languages import resource_languages
 from cleveragents.lsp.registry import LSPServerEntry
 from cleveragents.lsp.runtime import LSPRuntime
 from cleveragents.services import lsp_registry
-from cleveragents.services.workspace import Workspace
 
 DEFAULT_REQUEST_TIMEOUT = 10.0
 
@@ -32,11 +31,18 @@ def launch_of(entry: LSPServerEntry, *, request_timeout: float = DEFAULT_REQUEST
 
 
 def enrichers_for(
-    ws: Workspace, root: Path, paths: Iterable[str], runtime: LSPRuntime, *, timeout: float = DEFAULT_REQUEST_TIMEOUT
+    registry: Sequence[LSPServerEntry],
+    root: Path,
+    paths: Iterable[str],
+    runtime: LSPRuntime,
+    *,
+    timeout: float = DEFAULT_REQUEST_TIMEOUT,
 ) -> tuple[list[LSPEnricher], list[EnrichmentReport]]:
-    """One enricher per language server that covers languages present under ``root``
-    (the first registered for a language wins), and a report for each server that is
-    registered for them but can't be used, with the reason."""
+    """One enricher per language server of ``registry`` (lsp_registry.list_entries, read
+    before the index takes the writer: a reader opened beside a compacting writer can
+    lose its files) that covers languages present under ``root`` (the first registered
+    for a language wins), and a report for each server that is registered for them but
+    can't be used, with the reason."""
     enrichers: list[LSPEnricher] = []
     unusable: list[EnrichmentReport] = []
     chosen: set[str] = set()
@@ -44,7 +50,7 @@ def enrichers_for(
     for language in sorted(resource_languages(paths)):
         if language in covered:
             continue
-        for entry in lsp_registry.for_language(ws, language):
+        for entry in lsp_registry.covering(registry, language):
             if entry.name in chosen:
                 break
             try:

@@ -8,6 +8,7 @@ Without a store (before ``agents init``) the registry holds the built-ins only.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -133,8 +134,13 @@ def remove(ws: Workspace, name: str, *, agent: str = "cleveragents") -> tuple[LS
 def for_language(ws: Workspace, language: str) -> list[LSPServerEntry]:
     """The entries that cover ``language`` (an LSP language id): user entries first, then
     built-ins, each by name."""
+    return covering(list_entries(ws), language)
+
+
+def covering(entries: Sequence[LSPServerEntry], language: str) -> list[LSPServerEntry]:
+    """Of ``entries``, those that cover ``language``, in for_language's order."""
     wanted = language.strip().lower()
-    matching = [entry for entry in list_entries(ws) if wanted in entry.languages]
+    matching = [entry for entry in entries if wanted in entry.languages]
     return sorted(matching, key=lambda entry: (entry.source != "user", entry.name))
 
 
