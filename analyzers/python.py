@@ -33,7 +33,7 @@ import re
 import textwrap
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from operator import attrgetter
 from pathlib import PurePosixPath
@@ -285,6 +285,13 @@ def _grammar() -> _Grammar:
 
 def _parse(data: bytes) -> ts.Tree:
     return tsh.parse(tree_sitter_python.language, data)
+
+
+@lru_cache(maxsize=32)
+def _parsed(data: bytes) -> ts.Tree:
+    """Rendering parses the same file once per rendered node (a context assembly renders
+    dozens of one file's nodes): the tree of a recent content is reused (trees are only read)."""
+    return _parse(data)
 
 
 _POSITION = attrgetter("start_byte", "end_byte")
@@ -1174,7 +1181,7 @@ def render(request: RenderRequest) -> str:
     span = request.span if request.key else None
     if rank >= _FULL:
         return (data if span is None else data[span.start_byte : span.end_byte]).decode("utf-8", errors="replace")
-    tree = _parse(data)
+    tree = _parsed(data)
     node = _locate(tree, request)
     definitions = ("module", "decorated_definition", "function_definition", "class_definition")
     if rank >= _NEAR_COMPLETE:

@@ -66,6 +66,7 @@ class RenderSession:
         self.ontology = [q.triple for q in store.raw.quads_for_pattern(None, None, None, layout.ONTOLOGY)]
         self._levels: dict[str, list] = {}
         self._depths: dict[tuple[str, str], int] = {}
+        self._contents: dict[str, bytes] = {}  # by content hash: a file is read once, not per node
 
     def render(self, iri: str, depth: str) -> Rendering:
         parts = _parts(iri)
@@ -83,7 +84,11 @@ class RenderSession:
         if analyzer is None:
             raise NotFoundError(f"no analyzer '{indexed_by}' is installed to render {iri}")
         digest = (file_facts.get(UKO + "contentHash") or [""])[0]
-        content = content_store(self.ws).get(digest)
+        content = self._contents.get(digest)
+        if content is None:
+            if len(self._contents) >= 256:  # a long-lived session must not hold a whole corpus
+                self._contents.clear()
+            content = self._contents[digest] = content_store(self.ws).get(digest)
         node_type = _most_specific(facts[RDF_TYPE])
         if (node_type, depth) not in self._depths:
             self._depths[node_type, depth] = resolve_depth(node_type, depth, self.ontology)
