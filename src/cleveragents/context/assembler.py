@@ -252,7 +252,8 @@ class ContextAssembler:
             return None
         cut = self.counter.truncate(text, limit)
         if cut != text:
-            explanation.setdefault("warnings", []).append(f"the preamble was cut to {limit} tokens")
+            # Routine for a wide context (the file list outgrows its share): explained, not a warning.
+            explanation["preamble_cut_to"] = limit
         return cut or None
 
     @staticmethod
