@@ -14,18 +14,15 @@ A user's strategy with a built-in's name replaces the built-in.
 from __future__ import annotations
 
 import importlib
-import importlib.util
-import pkgutil
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from cleveragents.config import Config, read_toml
 from cleveragents.errors import ConfigurationError, UsageError
+from cleveragents.plugin_modules import directory_modules, entry_point_objects, package_modules
 
 from .pipeline.resolver import import_object
 from .protocols import ContextStrategy
@@ -76,52 +73,27 @@ def builtin_strategies() -> list[ContextStrategy]:
         if exc.name == "cleveragents.strategies":  # an install without the folder: no built-ins
             return []
         raise
-    found: list[ContextStrategy] = []
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
-        if info.name.startswith("_"):
-            continue
-        try:
-            module = importlib.import_module(f"{package.__name__}.{info.name}")
-        except Exception as exc:  # name the broken built-in rather than failing somewhere deep
-            problem = f"{type(exc).__name__}: {exc}"
-            raise ConfigurationError(f"cannot load built-in strategy strategies/{info.name}: {problem}") from exc
-        found += _exported(module, f"strategies/{info.name}")
-    return found
+    return [
+        s for origin, module in package_modules(package, "strategy", "strategies") for s in _exported(module, origin)
+    ]
 
 
 def directory_strategies(directory: Path) -> list[ContextStrategy]:
-    if not directory.is_dir():
-        raise ConfigurationError(f"strategy directory {directory} does not exist")
-    found: list[ContextStrategy] = []
-    for path in sorted(directory.glob("*.py")):
-        if path.name.startswith("_"):
-            continue
-        name = f"cleveragents_user_strategy_{path.stem}"
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            continue
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        try:
-            spec.loader.exec_module(module)
-        except Exception as exc:  # a user's plugin: report it, with where
-            raise ConfigurationError(f"cannot load strategy {path}: {type(exc).__name__}: {exc}") from None
-        found += _exported(module, str(path))
-    return found
+    return [
+        s
+        for origin, module in directory_modules(directory, "strategy", "a strategy directory given to load_strategies")
+        for s in _exported(module, origin)
+    ]
 
 
 def entry_point_strategies() -> list[ContextStrategy]:
     found: list[ContextStrategy] = []
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            loaded = point.load()
-        except Exception as exc:
-            raise ConfigurationError(f"cannot load strategy entry point {point.value}: {exc}") from None
+    for origin, loaded in entry_point_objects(ENTRY_POINT_GROUP, "strategy"):
         if isinstance(loaded, ModuleType):
-            found += _exported(loaded, point.value)
+            found += _exported(loaded, origin)
         else:
             items = loaded if isinstance(loaded, list | tuple) else [loaded]
-            found += [_instance(item, point.value) for item in items]
+            found += [_instance(item, origin) for item in items]
     return found
 
 

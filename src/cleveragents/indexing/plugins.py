@@ -7,17 +7,13 @@ over files a built-in would handle.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import pkgutil
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
 
 from cleveragents.errors import ConfigurationError
+from cleveragents.plugin_modules import directory_modules, entry_point_objects, package_modules
 
 from .model import Analyzer
 
@@ -55,43 +51,23 @@ def _exported(module: ModuleType, origin: str) -> list[Analyzer]:
 def builtin_analyzers() -> list[Analyzer]:
     import cleveragents.analyzers as package
 
-    found: list[Analyzer] = []
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
-        if not info.name.startswith("_"):
-            module = importlib.import_module(f"{package.__name__}.{info.name}")
-            found += _exported(module, f"analyzers/{info.name}")
-    return found
+    return [
+        a for origin, module in package_modules(package, "analyzer", "analyzers") for a in _exported(module, origin)
+    ]
 
 
 def directory_analyzers(directory: Path) -> list[Analyzer]:
-    if not directory.is_dir():
-        raise ConfigurationError(f"analyzer directory {directory} does not exist (config key analyzers.path)")
-    found: list[Analyzer] = []
-    for path in sorted(directory.glob("*.py")):
-        if path.name.startswith("_"):
-            continue
-        name = f"cleveragents_user_analyzer_{path.stem}"
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            continue
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        try:
-            spec.loader.exec_module(module)
-        except Exception as exc:  # a user's plugin: report it, with where
-            raise ConfigurationError(f"cannot load analyzer {path}: {type(exc).__name__}: {exc}") from None
-        found += _exported(module, str(path))
-    return found
+    return [
+        a
+        for origin, module in directory_modules(directory, "analyzer", "config key analyzers.path")
+        for a in _exported(module, origin)
+    ]
 
 
 def entry_point_analyzers() -> list[Analyzer]:
     found: list[Analyzer] = []
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            loaded = point.load()
-        except Exception as exc:
-            raise ConfigurationError(f"cannot load analyzer entry point {point.value}: {exc}") from None
-        found += _exported(loaded, point.value) if isinstance(loaded, ModuleType) else list(loaded)
+    for origin, loaded in entry_point_objects(ENTRY_POINT_GROUP, "analyzer"):
+        found += _exported(loaded, origin) if isinstance(loaded, ModuleType) else list(loaded)  # type: ignore[call-overload]
     return found
 
 
