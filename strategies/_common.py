@@ -16,7 +16,7 @@ from typing import Any
 import pyoxigraph as ox
 
 from cleveragents.context.depth import most_specific_type, resolve_for_types
-from cleveragents.context.model import ContextFragment, ContextRequest, FragmentProvenance
+from cleveragents.context.model import ContextFragment, ContextRequest, FragmentProvenance, StrategyCapabilities
 from cleveragents.context.protocols import BackendSet, GraphBackend
 from cleveragents.context.tokens import counter_for
 from cleveragents.errors import NotFoundError, UsageError, ValidationError
@@ -436,3 +436,26 @@ def pack_hits(
         frag.provenance.line_range = hit.line_range
         out.append(frag)
     return out
+
+
+class StrategyBase:
+    """What every built-in strategy shares: its name, capabilities and description as
+    class attributes, and notes from its last run that ``explain`` appends."""
+
+    strategy_name: str
+    strategy_capabilities: StrategyCapabilities
+    description: str
+
+    def __init__(self) -> None:
+        self._notes: list[str] = []
+
+    @property
+    def name(self) -> str:
+        return self.strategy_name
+
+    @property
+    def capabilities(self) -> StrategyCapabilities:
+        return self.strategy_capabilities
+
+    def explain(self) -> str:
+        return " ".join([self.description, *self._notes])

@@ -50,27 +50,20 @@ PATTERNS = {
 WEIGHTS = {"graph": 1.2, "text": 1.0, "vector": 1.0, "named": 2.0}  # named: what the request names outright
 
 
-class Arce:
+class Arce(common.StrategyBase):
     """Multi-modal retrieval with intent analysis and rank fusion."""
 
-    def __init__(self) -> None:
-        self._notes: list[str] = []
-
-    @property
-    def name(self) -> str:
-        return NAME
-
-    @property
-    def capabilities(self) -> StrategyCapabilities:
-        return StrategyCapabilities(
-            uses_text=True,
-            uses_vector=True,
-            uses_graph=True,
-            uses_temporal=True,
-            supports_depth_breadth=True,
-            uko_levels=["0", "1", "2", "3"],
-            quality_score=0.95,
-        )
+    strategy_name = NAME
+    strategy_capabilities = StrategyCapabilities(
+        uses_text=True,
+        uses_vector=True,
+        uses_graph=True,
+        uses_temporal=True,
+        supports_depth_breadth=True,
+        uko_levels=["0", "1", "2", "3"],
+        quality_score=0.95,
+    )
+    description = "Intent analysis, then BM25, embeddings and graph traversal fused by reciprocal rank."
 
     def can_handle(self, request: ContextRequest, backends: BackendSet) -> float:
         # The spec's selector tries arce first and only with every backend present.
@@ -199,10 +192,6 @@ class Arce:
                     if most > 1 and churn.get(node, 0) > 1:
                         boosts[node] *= 1.0 + churn[node] / most
         return boosts
-
-    def explain(self) -> str:
-        base = "Intent analysis, then BM25, embeddings and graph traversal fused by reciprocal rank."
-        return " ".join([base, *self._notes])
 
 
 STRATEGIES = [Arce]

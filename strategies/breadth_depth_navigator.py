@@ -113,24 +113,21 @@ def focus_keys(request: ContextRequest) -> tuple[list[str], bool]:
     return _intent.analyze(request).keys(), False
 
 
-class BreadthDepthNavigator:
+class BreadthDepthNavigator(common.StrategyBase):
     """Graph traversal from the focus with the depth gradient."""
 
-    def __init__(self) -> None:
-        self._notes: list[str] = []
-
-    @property
-    def name(self) -> str:
-        return NAME
-
-    @property
-    def capabilities(self) -> StrategyCapabilities:
-        return StrategyCapabilities(
-            uses_graph=True,
-            supports_depth_breadth=True,
-            uko_levels=["0", "1", "2", "3"],
-            quality_score=0.85,
-        )
+    strategy_name = NAME
+    strategy_capabilities = StrategyCapabilities(
+        uses_graph=True,
+        supports_depth_breadth=True,
+        uko_levels=["0", "1", "2", "3"],
+        quality_score=0.85,
+    )
+    description = (
+        "Resolves the focus in the graph, walks uko:dependsOn (both ways), uko:references and "
+        "inverse uko:contains to `breadth` hops, ranks by distance, edge kind and confidence, "
+        "and renders with detail falling by distance."
+    )
 
     def can_handle(self, request: ContextRequest, backends: BackendSet) -> float:
         if backends.graph is None:
@@ -199,14 +196,6 @@ class BreadthDepthNavigator:
             f"{len(fragments)} rendered in {sum(f.token_count for f in fragments)}/{budget} tokens"
         )
         return fragments
-
-    def explain(self) -> str:
-        base = (
-            "Resolves the focus in the graph, walks uko:dependsOn (both ways), uko:references and "
-            "inverse uko:contains to `breadth` hops, ranks by distance, edge kind and confidence, "
-            "and renders with detail falling by distance."
-        )
-        return " ".join([base, *self._notes])
 
 
 STRATEGIES = [BreadthDepthNavigator]

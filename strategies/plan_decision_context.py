@@ -64,19 +64,12 @@ def render_decision(row: dict[str, Any], level: int) -> str:
     return "\n".join(lines)
 
 
-class PlanDecisionContext:
+class PlanDecisionContext(common.StrategyBase):
     """Decisions of the plan and its ancestors."""
 
-    def __init__(self) -> None:
-        self._notes: list[str] = []
-
-    @property
-    def name(self) -> str:
-        return NAME
-
-    @property
-    def capabilities(self) -> StrategyCapabilities:
-        return StrategyCapabilities(uses_graph=True, supports_plan_hierarchy=True, quality_score=0.7)
+    strategy_name = NAME
+    strategy_capabilities = StrategyCapabilities(uses_graph=True, supports_plan_hierarchy=True, quality_score=0.7)
+    description = "Current decisions of the plan and its ancestors, own plan and framing decisions first."
 
     def can_handle(self, request: ContextRequest, backends: BackendSet) -> float:
         # can_handle does not see the PlanContext: inside a plan this is useful, outside it
@@ -132,10 +125,6 @@ class PlanDecisionContext:
         keys = [*request.focus, *request.entities, *intent.paths, *intent.symbols]
         parts = {p.lower() for k in keys for p in re.split(r"[/.#:]", k) if len(p) >= 3}
         return sorted(parts)
-
-    def explain(self) -> str:
-        base = "Current decisions of the plan and its ancestors, own plan and framing decisions first."
-        return " ".join([base, *self._notes])
 
 
 STRATEGIES = [PlanDecisionContext]

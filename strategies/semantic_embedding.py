@@ -14,19 +14,12 @@ SEARCH_LIMIT = 30
 THRESHOLD = 0.2  # MiniLM cosine: below this, neighbors are noise for code queries
 
 
-class SemanticEmbedding:
+class SemanticEmbedding(common.StrategyBase):
     """Vector similarity -> fragments."""
 
-    def __init__(self) -> None:
-        self._notes: list[str] = []
-
-    @property
-    def name(self) -> str:
-        return NAME
-
-    @property
-    def capabilities(self) -> StrategyCapabilities:
-        return StrategyCapabilities(uses_vector=True, uko_levels=["0"], quality_score=0.6)
+    strategy_name = NAME
+    strategy_capabilities = StrategyCapabilities(uses_vector=True, uko_levels=["0"], quality_score=0.6)
+    description = "Nearest nodes to the query's embedding (all-MiniLM-L6-v2, FAISS)."
 
     def can_handle(self, request: ContextRequest, backends: BackendSet) -> float:
         if backends.vector is None or not search_text(request):
@@ -54,9 +47,6 @@ class SemanticEmbedding:
         fragments = common.pack_hits(NAME, request, backends, scope, hits, common.Budget(budget))
         self._notes.append(f"{len(results)} neighbor(s) with similarity >= {THRESHOLD}, {len(fragments)} packed")
         return fragments
-
-    def explain(self) -> str:
-        return " ".join(["Nearest nodes to the query's embedding (all-MiniLM-L6-v2, FAISS).", *self._notes])
 
 
 STRATEGIES = [SemanticEmbedding]

@@ -16,19 +16,12 @@ def search_text(request: ContextRequest) -> str:
     return (request.query or " ".join([*request.entities, *request.focus])).strip()
 
 
-class SimpleKeyword:
+class SimpleKeyword(common.StrategyBase):
     """BM25 hits -> fragments."""
 
-    def __init__(self) -> None:
-        self._notes: list[str] = []
-
-    @property
-    def name(self) -> str:
-        return NAME
-
-    @property
-    def capabilities(self) -> StrategyCapabilities:
-        return StrategyCapabilities(uses_text=True, uko_levels=["0"], quality_score=0.3)
+    strategy_name = NAME
+    strategy_capabilities = StrategyCapabilities(uses_text=True, uko_levels=["0"], quality_score=0.3)
+    description = "BM25 search over code and documents, best hits rendered at the requested depth."
 
     def can_handle(self, request: ContextRequest, backends: BackendSet) -> float:
         if backends.text is None or not search_text(request):
@@ -54,10 +47,6 @@ class SimpleKeyword:
         fragments = common.pack_hits(NAME, request, backends, scope, hits, common.Budget(budget))
         self._notes.append(f"{len(results)} BM25 hit(s) for {query[:60]!r}, {len(fragments)} packed")
         return fragments
-
-    def explain(self) -> str:
-        base = "BM25 search over code and documents, best hits rendered at the requested depth."
-        return " ".join([base, *self._notes])
 
 
 STRATEGIES = [SimpleKeyword]

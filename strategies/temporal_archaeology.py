@@ -56,21 +56,14 @@ def change_counts(
     return [r for r in rows if common.in_scope(r["entity"], scope)]
 
 
-class TemporalArchaeology:
+class TemporalArchaeology(common.StrategyBase):
     """History of the focus area from the store's commits."""
 
-    def __init__(self) -> None:
-        self._notes: list[str] = []
-
-    @property
-    def name(self) -> str:
-        return NAME
-
-    @property
-    def capabilities(self) -> StrategyCapabilities:
-        return StrategyCapabilities(
-            uses_graph=True, uses_temporal=True, supports_temporal=True, uko_levels=["0"], quality_score=0.5
-        )
+    strategy_name = NAME
+    strategy_capabilities = StrategyCapabilities(
+        uses_graph=True, uses_temporal=True, supports_temporal=True, uko_levels=["0"], quality_score=0.5
+    )
+    description = "Change history of the focus area from the store's commits (counts, revisions, git shas, coupling)."
 
     def can_handle(self, request: ContextRequest, backends: BackendSet) -> float:
         if backends.graph is None:
@@ -181,10 +174,6 @@ class TemporalArchaeology:
             more = f" and {len(quiet) - MAX_ENTITIES_PER_FILE} more" if len(quiet) > MAX_ENTITIES_PER_FILE else ""
             lines.append(f"- unchanged since added ({len(quiet)}): {names}{more}")
         return "\n".join(lines)
-
-    def explain(self) -> str:
-        base = "Change history of the focus area from the store's commits (counts, revisions, git shas, coupling)."
-        return " ".join([base, *self._notes])
 
 
 def _commits(entries: list[dict[str, Any]]) -> int:
