@@ -26,7 +26,6 @@ use creates ~/.cache/cleveragents/aider-venv (aider-chat and bpe-openai from PyP
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import random
 import statistics
@@ -63,6 +62,7 @@ from benchmarks.context_corpus import (  # noqa: E402
 )
 from cleveragents.context.model import AssembledContext, ContextRequest  # noqa: E402
 from cleveragents.context.tokens import BpeTokenCounter, counter_for  # noqa: E402
+from cleveragents.services import context as context_service  # noqa: E402
 from cleveragents.services import indexing, resources  # noqa: E402
 from cleveragents.services.workspace import Workspace  # noqa: E402
 
@@ -82,23 +82,9 @@ PERF_SAMPLES = (20, 3)  # focus functions timed (Django; requests with --quick):
 
 
 def our_assemble(ws: Workspace, request: ContextRequest, *, explain: bool = False) -> AssembledContext:
-    """The adapter to our system: ``cleveragents.services.context.assemble``. Raises
-    NotImplementedError while the service (or the pipeline it needs) does not exist yet."""
-    try:
-        from cleveragents.services import context as service
-
-        call = service.assemble
-    except (ModuleNotFoundError, AttributeError) as exc:
-        raise NotImplementedError(f"the context service is not available yet: {exc}") from exc
-    options: dict[str, Any] = {"explain": explain}
-    if "record" in inspect.signature(call).parameters:
-        options["record"] = False  # a benchmark's assemblies are not decisions to cite
-    try:
-        return call(ws, request, **options)
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.startswith(("cleveragents.context", "cleveragents.services.context", "strategies")):
-            raise NotImplementedError(f"the context pipeline is not complete yet: {exc}") from exc
-        raise
+    """Our system: the context service, as the CLI calls it (a benchmark's assemblies are
+    not decisions to cite: not recorded)."""
+    return context_service.assemble(ws, request, explain=explain, record=False)
 
 
 def entity_iri(ulid: str, function: Function) -> str:
@@ -129,8 +115,6 @@ class Ours:
         started = time.perf_counter()
         try:
             return our_assemble(self.ws, request, explain=explain)
-        except NotImplementedError:
-            raise
         except Exception as exc:  # counted and reported: a failed assembly scores zero
             self.errors.append(f"{type(exc).__name__}: {exc}"[:300])
             return None
@@ -171,9 +155,7 @@ def ours_available(ws: Workspace, ulid: str) -> str | None:
     """None when our system answers a trivial request, else why not."""
     try:
         our_assemble(ws, ContextRequest(query="request", max_tokens=1000, resources=[ulid]))
-    except NotImplementedError as exc:
-        return str(exc)
-    except Exception as exc:  # the service is being written: a probe that fails skips it, with why
+    except Exception as exc:  # a probe that fails skips our system, with why
         return f"the probe assembly failed: {type(exc).__name__}: {exc}"
     return None
 
@@ -364,13 +346,20 @@ def performance(ws: Workspace, ulid: str, functions: list[Function]) -> dict[str
 # -- the run -------------------------------------------------------------------------------------
 
 
-def index_corpus(work: Path, corpus: Corpus) -> tuple[Workspace, str, float]:
+def index_corpus(work: Path, corpus: Corpus) -> tuple[Workspace, str, float, float]:
+    """Index the prepared tree (a kept ``--work`` store is brought up to date) and build the
+    context indexes as ``agents context index`` does: (workspace, ULID, index s, context index s)."""
     ws = Workspace(work / f"data-{corpus.key}")
-    ws.initialize()
-    info, _ = resources.add(ws, corpus.tree, type_name="fs-directory", name=f"local/{corpus.key}")
+    name = f"local/{corpus.key}"
+    if not ws.exists():
+        ws.initialize()
+    known = [r for r in resources.list_all(ws) if r.name == name]
+    info = known[0] if known else resources.add(ws, corpus.tree, type_name="fs-directory", name=name)[0]
     started = time.perf_counter()
     indexing.index(ws, [info])
-    return ws, info.ulid, time.perf_counter() - started
+    indexed = time.perf_counter()
+    context_service.build_indexes(ws)
+    return ws, info.ulid, indexed - started, time.perf_counter() - indexed
 
 
 def recall_sample(corpus: Corpus, references: References, size: int, seed: int) -> dict[str, list[Definition]]:
@@ -421,7 +410,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     ours_errors: list[str] = []
     unavailable: str | None = None
     with tempfile.TemporaryDirectory(prefix="bench-context-") as tmp:
-        work = Path(tmp)
+        work = args.work or Path(tmp)
         for key, (n_recall, n_local) in samples.items():
             corpus = prepare(key, work / f"tree-{key}", localization=n_local, seed=args.seed)
             started = time.perf_counter()
@@ -443,9 +432,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             }
             instances: dict[str, System | AiderRepoMap] = {}
             if OURS in systems:
-                ws, ulid, index_s = index_corpus(work, corpus)
+                ws, ulid, index_s, context_index_s = index_corpus(work, corpus)
                 info["index_seconds"] = round(index_s, 1)
-                progress(f"{key}: indexed in {index_s:.1f} s")
+                info["context_index_seconds"] = round(context_index_s, 1)
+                progress(f"{key}: indexed in {index_s:.1f} s, context indexes {context_index_s:.1f} s")
                 unavailable = unavailable or ours_available(ws, ulid)
                 if unavailable is None:
                     instances[OURS] = Ours(ws, ulid, args.strategy)
@@ -550,6 +540,9 @@ def main() -> None:
     parser.add_argument("--localization", type=int, default=None, help="localization queries per corpus")
     parser.add_argument("--strategy", action="append", default=[], help="our preferred strategy (repeatable)")
     parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument(
+        "--work", type=Path, default=None, help="keep trees and stores here and reuse them (same --seed and samples)"
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the summary here")
     parser.add_argument("--rows", type=Path, default=None, help="write per-function rows here (JSON lines, ~1 MB)")
     args = parser.parse_args()

@@ -21,15 +21,23 @@ from cleveragents.context.protocols import BackendSet, GraphBackend
 from cleveragents.context.tokens import counter_for
 from cleveragents.errors import NotFoundError, UsageError, ValidationError
 from cleveragents.services import named_queries
-from cleveragents.strategies._intent import expand
+from cleveragents.strategies._intent import Intent, expand
 from cleveragents.tbox.detail_levels import effective_levels
 
 SOURCE_BASE = "https://cleveragents.ai/id/src/"
 _ULID = re.compile(r"^https://cleveragents\.ai/id/(?:src|resource)/([0-9A-HJKMNP-TV-Z]{26})")
 MIN_FRAGMENT_TOKENS = 10  # architecture.md [context.pipeline.budget-packer] min-fragment-tokens
-# Each rendering reads stored content (milliseconds each): past this many fragments the tail is
-# names at depth 0, which cost a rendering each and tell an LLM little.
-MAX_FRAGMENTS = 48
+# Each rendering costs about a millisecond (two lookups and a parse): a strategy renders at
+# most one fragment per TOKENS_PER_FRAGMENT of its budget, between these bounds. Past that the
+# tail is names at depth 0, which tell an LLM little.
+MIN_FRAGMENTS, MAX_FRAGMENTS, TOKENS_PER_FRAGMENT = 48, 400, 40
+
+
+def fragment_cap(budget: int) -> int:
+    """How many fragments a strategy renders for a budget: more budget, more of the ranking."""
+    return max(MIN_FRAGMENTS, min(MAX_FRAGMENTS, budget // TOKENS_PER_FRAGMENT))
+
+
 _MARKER = re.compile(r"#\s*@values[^\n]*")
 _WHERE = re.compile(r"\bWHERE\s*\{", re.IGNORECASE)
 
@@ -207,6 +215,33 @@ def resolve_focus(graph: GraphBackend, scope: frozenset[str] | None, keys: Seque
     return out
 
 
+def named_nodes(
+    graph: GraphBackend, scope: frozenset[str] | None, request: ContextRequest, intent: Intent
+) -> dict[str, float]:
+    """The nodes a request names, each with how surely it names it: its focus and entities
+    1.0, paths and symbols found in its query 0.8, plain words 0.3 (a word may name many
+    things). A key naming several nodes shares its strength among them; a key naming
+    dozens ("get") names nothing in particular, and a query naming many things (a paragraph
+    of prose) is about none of them in particular either."""
+    strength = {k: 1.0 for k in [*request.focus, *request.entities]}
+    for key in [*intent.paths, *intent.symbols]:
+        strength.setdefault(key, 0.8)
+    for word in intent.words:
+        strength.setdefault(word, 0.3)
+    resolved = resolve_focus(graph, scope, list(strength)) if strength else {}
+    found = {k: nodes for k, nodes in resolved.items() if nodes and len(nodes) <= 8}
+    inferred = [k for k in found if k not in request.focus and k not in request.entities]
+    dilution = max(1, len(inferred)) ** 0.5
+    named: dict[str, float] = {}
+    for key, nodes in found.items():
+        share = strength[key] / len(nodes) ** 0.5
+        if key in inferred:
+            share /= dilution
+        for node in nodes:
+            named[node] = max(named.get(node, 0.0), share)
+    return named
+
+
 # -- depth -------------------------------------------------------------------------------------
 
 
@@ -334,9 +369,10 @@ def pack_nodes(
     out: list[ContextFragment] = []
     revision = revision_of(backends)
     misses = 0
+    cap = fragment_cap(budget.total)
     for node, relevance, depth in ranked:
         # Below the spec's min-fragment-tokens, or after four misses in a row, the budget is spent.
-        if budget.left < MIN_FRAGMENT_TOKENS or misses >= 4 or len(out) >= MAX_FRAGMENTS:
+        if budget.left < MIN_FRAGMENT_TOKENS or misses >= 4 or len(out) >= cap:
             break
         info = infos.get(node)
         if info is None:
@@ -401,8 +437,9 @@ def pack_hits(
     out: list[ContextFragment] = []
     seen: set[str] = set()
     revision = revision_of(backends)
+    cap = fragment_cap(budget.total)
     for hit in hits:
-        if budget.left < MIN_FRAGMENT_TOKENS or len(out) >= MAX_FRAGMENTS:
+        if budget.left < MIN_FRAGMENT_TOKENS or len(out) >= cap:
             break
         key = hit.uko_node or f"{hit.resource}:{hit.path}:{hit.line_range}"
         if key in seen:

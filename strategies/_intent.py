@@ -18,7 +18,9 @@ PATH = re.compile(rf"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.{_EXT})(?![\w])")
 QUALIFIED = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\b")
 BACKTICKED = re.compile(r"`([^`\s]+)`")
 CALL = re.compile(r"\b([A-Za-z_]\w*)\(\)")
-CAMEL = re.compile(r"\b([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[A-Z]{2,}[a-z]\w*|[A-Z][a-z]{2,})\b")
+CAMEL = re.compile(r"\b([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[A-Z]{2,}[a-z]\w*)\b")
+# One capitalized word ("Session", but also "Returns" opening a sentence): a weak name.
+CAPITALIZED = re.compile(r"\b([A-Z][a-z]{2,})\b")
 SNAKE = re.compile(r"\b(_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+_*)\b")
 WORD = re.compile(r"\b([a-z][a-z0-9]{2,})\b")
 _STOP_TEXT = """the and for with that this from what where when which how why does into than then there their
@@ -89,9 +91,8 @@ def analyze(request: ContextRequest) -> Intent:
     explicit += [m.group(1) for m in SNAKE.finditer(text)]
     intent.symbols = [s for s in _unique(explicit) if s not in path_parts and s.lower() not in STOPWORDS]
     taken = set(intent.symbols) | path_parts
-    intent.words = [
-        w for w in _unique(m.group(1) for m in WORD.finditer(text)) if w not in STOPWORDS and w not in taken
-    ]
+    plain = [*(m.group(1) for m in CAPITALIZED.finditer(text)), *(m.group(1) for m in WORD.finditer(text))]
+    intent.words = [w for w in _unique(plain) if w.lower() not in STOPWORDS and w not in taken]
     lowered = text.lower()
     words = set(re.findall(r"[a-z]+", lowered))
     types = [*request.uko_types, *(TYPE_WORDS[w] for w in sorted(words) if w in TYPE_WORDS)]

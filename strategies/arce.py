@@ -5,7 +5,7 @@
   for (architecture.md "Strategy: arce": strategy, execution, estimation).
 - Retrieve: BM25 hits, embedding neighbors, and a graph traversal from the named nodes
   (or, when nothing is named, from the best search hits) over the navigator's edges.
-- Contextualize: reciprocal rank fusion of the three rankings, boosted by the requested
+- Contextualize: a weighted sum of the sources' normalized scores, boosted by the requested
   types and the actor pattern's preferred kinds of node (and, for estimation, churn).
 - Execute: render best first, detail falling with fused rank, within the budget.
 """
@@ -25,8 +25,6 @@ from cleveragents.strategies.breadth_depth_navigator import traverse
 from cleveragents.strategies.temporal_archaeology import change_counts
 
 NAME = "arce"
-RRF_K = 60  # the usual reciprocal-rank-fusion constant: flattens differences deep in a list
-SEARCH_LIMIT = 30
 UKO = "https://cleveragents.ai/ontology/uko#"
 
 
@@ -47,7 +45,25 @@ PATTERNS = {
     "estimation": ActorPattern(0, 0.4, frozenset(), temporal=True),
     "": ActorPattern(0, 1.0, frozenset()),
 }
-WEIGHTS = {"graph": 1.2, "text": 1.0, "vector": 1.0, "named": 2.0}  # named: what the request names outright
+# Weights of the sources' 0..1 scores. text and vector: BM25 over the top score, cosine
+# similarity min-max scaled over the hits (0.6 / 0.4 was best on the localization benchmark);
+# named: what the request names, by how surely it names it; graph: the traversal from the
+# named nodes, or at EXPANSION_WEIGHT when it only expands the best hits.
+WEIGHTS = {"text": 0.6, "vector": 0.4, "named": 1.0, "graph": 1.0}
+EXPANSION_WEIGHT = 0.4
+
+
+def min_max(scores: dict[str, float]) -> dict[str, float]:
+    """Scores scaled to 0..1 over their own range (one score alone: 1.0)."""
+    if not scores:
+        return {}
+    low, high = min(scores.values()), max(scores.values())
+    span = high - low
+    return {n: (s - low) / span if span > 0 else 1.0 for n, s in scores.items()}
+
+
+def top_of(scores: dict[str, float], n: int) -> list[str]:
+    return sorted(scores, key=lambda k: (-scores[k], k))[:n]
 
 
 class Arce(common.StrategyBase):
@@ -86,29 +102,40 @@ class Arce(common.StrategyBase):
         intent = _intent.analyze(request)
         pattern = PATTERNS[intent.actor]
         breadth = max(0, min(10, request.breadth + pattern.breadth_delta))
-        named = self._named(graph, request, intent, scope)
-        # Retrieve
-        rankings: dict[str, list[str]] = {}
+        named = common.named_nodes(graph, scope, request, intent)
+        # Retrieve: each source scores nodes in 0..1
+        found: dict[str, dict[str, float]] = {}
+        limit = common.fragment_cap(budget)
         query = (request.query or " ".join([*request.entities, *request.focus])).strip()
         if query and backends.text is not None:
-            hits = backends.text.search(query, resource_filter=common.filter_of(scope), limit=SEARCH_LIMIT)
-            rankings["text"] = [h.uko_node for h in hits if h.uko_node and common.in_scope(h.uko_node, scope)]
+            hits = backends.text.search(query, resource_filter=common.filter_of(scope), limit=limit)
+            top = max((h.score for h in hits), default=0.0) or 1.0
+            found["text"] = {
+                h.uko_node: h.score / top for h in hits if h.uko_node and common.in_scope(h.uko_node, scope)
+            }
         if query and backends.vector is not None:
             [embedding] = backends.vector.embed([query])
-            near = backends.vector.search(embedding, resource_filter=common.filter_of(scope), limit=SEARCH_LIMIT)
-            rankings["vector"] = [h.uko_node for h in near if common.in_scope(h.uko_node, scope)]
-        seeds = dict(named) or {n: 0.6 for r in rankings.values() for n in r[:2]}  # else expand the best hits
+            near = backends.vector.search(
+                embedding, resource_filter=common.filter_of(scope), limit=limit, threshold=0.0
+            )
+            found["vector"] = min_max({h.uko_node: h.similarity for h in near if common.in_scope(h.uko_node, scope)})
+        given = bool(request.focus or request.entities)
+        best_hits = {n for source in ("text", "vector") for n in top_of(found.get(source, {}), 2)}
+        seeds = dict(named) or dict.fromkeys(best_hits, 0.6)  # with nothing named, expand the best hits
         reached = traverse(graph, scope, seeds, breadth) if seeds else {}
-        rankings["graph"] = sorted(reached, key=lambda n: (reached[n].distance, -reached[n].score, n))
-        rankings["named"] = sorted(named, key=lambda n: -named[n])
-        # Contextualize
+        # Nodes the search already scored gain nothing from being their own seeds.
+        found["graph"] = {n: r.score for n, r in reached.items() if given or named or r.distance > 0}
+        found["named"] = named
+        # Contextualize: a weighted sum of the sources' scores (CombSUM); a sum of normalized
+        # scores kept BM25's lead on docstring-like queries where reciprocal-rank fusion lost it.
         fused: dict[str, float] = defaultdict(float)
-        for source, ranked in rankings.items():
-            for rank, node in enumerate(dict.fromkeys(ranked)):
-                fused[node] += WEIGHTS[source] / (RRF_K + rank + 1)
+        for source, scored in found.items():
+            weight = WEIGHTS[source] if source != "graph" or given else EXPANSION_WEIGHT
+            for node, score in scored.items():
+                fused[node] += weight * score
         infos = common.node_infos(graph, scope, fused)
         boosts = self._boosts(graph, scope, infos, intent, pattern, backends)
-        scores = {n: s * boosts.get(n, 1.0) for n, s in fused.items() if n in infos}
+        scores = {n: s * boosts.get(n, 1.0) for n, s in fused.items() if n in infos and s > 0}
         order = sorted(scores, key=lambda n: (-scores[n], n))
         # Execute
         top = scores[order[0]] if order else 1.0
@@ -133,34 +160,14 @@ class Arce(common.StrategyBase):
             infos,
             ranked_items,
             common.Budget(budget),
-            sources={n: sorted(s for s, r in rankings.items() if n in r) for n in scores},
+            sources={n: sorted(s for s, scored in found.items() if n in scored) for n in scores},
         )
         self._notes.append(
             f"intent: {len(named)} named node(s), types {len(intent.uko_types)}, actor {intent.actor or 'any'}; "
-            + ", ".join(f"{s} {len(r)}" for s, r in rankings.items())
+            + ", ".join(f"{s} {len(r)}" for s, r in found.items())
             + f"; fused {len(scores)}, packed {len(fragments)}"
         )
         return fragments
-
-    @staticmethod
-    def _named(
-        graph: GraphBackend, request: ContextRequest, intent: _intent.Intent, scope: frozenset[str] | None
-    ) -> dict[str, float]:
-        """Nodes the request names: focus and entities in full, paths and symbols found in
-        the query strongly, plain words weakly (a word may name many things)."""
-        strength = {k: 1.0 for k in [*request.focus, *request.entities]}
-        for key in [*intent.paths, *intent.symbols]:
-            strength.setdefault(key, 0.8)
-        for word in intent.words:
-            strength.setdefault(word, 0.3)
-        resolved = common.resolve_focus(graph, scope, list(strength)) if strength else {}
-        named: dict[str, float] = {}
-        for key, nodes in resolved.items():
-            if len(nodes) > 8:  # a word naming dozens of nodes ("get") names nothing in particular
-                continue
-            for node in nodes:
-                named[node] = max(named.get(node, 0.0), strength[key] / len(nodes) ** 0.5)
-        return named
 
     @staticmethod
     def _boosts(

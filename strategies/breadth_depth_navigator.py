@@ -104,13 +104,9 @@ def traverse(
     return reached
 
 
-def focus_keys(request: ContextRequest) -> tuple[list[str], bool]:
-    """The keys to resolve, and whether they were given (focus, entities) rather than
-    guessed from the query text."""
-    given = list(dict.fromkeys([*request.focus, *request.entities]))
-    if given:
-        return given, True
-    return _intent.analyze(request).keys(), False
+def focus_keys(request: ContextRequest) -> list[str]:
+    """The focus the request gives (focus, entities); empty when only its query may name one."""
+    return list(dict.fromkeys([*request.focus, *request.entities]))
 
 
 class BreadthDepthNavigator(common.StrategyBase):
@@ -151,16 +147,19 @@ class BreadthDepthNavigator(common.StrategyBase):
         if scope is not None and not scope:
             self._notes.append("the request's resources are outside the backends' scope")
             return []
-        keys, given = focus_keys(request)
-        resolved = common.resolve_focus(graph, scope, keys)
+        given = focus_keys(request)
         seeds: dict[str, float] = {}
-        for nodes in resolved.values():
-            # A key naming several nodes (a short name) shares its weight among them.
-            for node in nodes:
-                seeds[node] = max(seeds.get(node, 0.0), 1.0 / len(nodes) ** 0.5)
-        unmatched = [k for k, nodes in resolved.items() if not nodes]
-        if given and unmatched:
-            self._notes.append(f"focus matched nothing: {', '.join(unmatched)}")
+        if given:
+            resolved = common.resolve_focus(graph, scope, given)
+            for nodes in resolved.values():
+                # A key naming several nodes (a short name) shares its weight among them.
+                for node in nodes:
+                    seeds[node] = max(seeds.get(node, 0.0), 1.0 / len(nodes) ** 0.5)
+            unmatched = [k for k, nodes in resolved.items() if not nodes]
+            if unmatched:
+                self._notes.append(f"focus matched nothing: {', '.join(unmatched)}")
+        else:  # names guessed from the query count as surely as they name something
+            seeds = common.named_nodes(graph, scope, request, _intent.analyze(request))
         if not seeds:
             self._notes.append("no focus node found; nothing to traverse")
             return []
@@ -181,6 +180,9 @@ class BreadthDepthNavigator(common.StrategyBase):
                 # Breadth 1 keeps half the detail one hop out instead of none (the spec shows breadth 2).
                 depth = gradient(depth, hit.distance, max(request.breadth, 2))
             ranked.append((node, hit.score, depth))
+        # Distance counts from a focus the request gave; from names guessed in its text it is
+        # no measure of closeness to what the request is about, so the scorer gets none.
+        distance = {n: r.distance for n, r in reached.items()} if given else {}
         fragments = common.pack_nodes(
             NAME,
             backends,
@@ -188,7 +190,7 @@ class BreadthDepthNavigator(common.StrategyBase):
             infos,
             ranked,
             common.Budget(budget),
-            distance={n: r.distance for n, r in reached.items()},
+            distance=distance,
             edge={n: r.edge for n, r in reached.items()},
         )
         self._notes.append(

@@ -72,9 +72,12 @@ class PlanDecisionContext(common.StrategyBase):
     description = "Current decisions of the plan and its ancestors, own plan and framing decisions first."
 
     def can_handle(self, request: ContextRequest, backends: BackendSet) -> float:
-        # can_handle does not see the PlanContext: inside a plan this is useful, outside it
-        # assemble returns nothing at once, so a middling confidence costs little.
-        return 0.0 if backends.graph is None else 0.5
+        # can_handle does not see the PlanContext: a store without decisions answers 0, so no
+        # budget is set aside for a strategy that cannot produce anything.
+        if backends.graph is None:
+            return 0.0
+        [row] = backends.graph.query_sparql(f"ASK {{ ?decision a <{CA}Decision> }}") or [{"result": False}]
+        return 0.5 if row.get("result") else 0.0
 
     def assemble(
         self, request: ContextRequest, backends: BackendSet, budget: int, plan_context: PlanContext

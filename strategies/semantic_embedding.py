@@ -10,7 +10,6 @@ from cleveragents.strategies import _common as common
 from cleveragents.strategies.simple_keyword import search_text
 
 NAME = "semantic-embedding"
-SEARCH_LIMIT = 30
 THRESHOLD = 0.2  # MiniLM cosine: below this, neighbors are noise for code queries
 
 
@@ -37,7 +36,7 @@ class SemanticEmbedding(common.StrategyBase):
             return []
         [embedding] = vector.embed([query])
         results = vector.search(
-            embedding, resource_filter=common.filter_of(scope), limit=SEARCH_LIMIT, threshold=THRESHOLD
+            embedding, resource_filter=common.filter_of(scope), limit=common.fragment_cap(budget), threshold=THRESHOLD
         )
         hits = [
             common.Hit(r.uko_node, r.resource_ulid, None, None, r.content, max(0.0, min(1.0, r.similarity)))

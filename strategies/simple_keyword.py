@@ -8,7 +8,6 @@ from cleveragents.context.protocols import BackendSet
 from cleveragents.strategies import _common as common
 
 NAME = "simple-keyword"
-SEARCH_LIMIT = 40
 
 
 def search_text(request: ContextRequest) -> str:
@@ -37,7 +36,7 @@ class SimpleKeyword(common.StrategyBase):
         if text is None or not query or budget <= 0 or (scope is not None and not scope):
             self._notes.append("nothing to search for, no text backend, no budget or an empty scope")
             return []
-        results = text.search(query, resource_filter=common.filter_of(scope), limit=SEARCH_LIMIT)
+        results = text.search(query, resource_filter=common.filter_of(scope), limit=common.fragment_cap(budget))
         top = max((r.score for r in results), default=0.0) or 1.0
         hits = [
             common.Hit(r.uko_node, r.resource_ulid, r.path, r.line_range, r.content, r.score / top)

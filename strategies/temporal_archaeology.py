@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Collection
 from typing import Any
 
 import pyoxigraph as ox
@@ -102,12 +103,11 @@ class TemporalArchaeology(common.StrategyBase):
         for (resource, path), entries in ranked:
             if budget_left.left < common.MIN_FRAGMENT_TOKENS:
                 break
-            text = self._summary(path, entries, commits, coupled.get(path, []), focus_nodes, to)
+            text = self._summary(path, entries, commits, coupled.get(path, []), focus_nodes)
             file_node = f"{common.SOURCE_BASE}{resource}/{path}"
             total = _edits(entries)
-            relevance = (
-                1.0 if any(r["entity"] in focus_nodes for r in entries) else 0.3 + 0.6 * _commits(entries) / most
-            )
+            named = max((focus_nodes.get(r["entity"], 0.0) for r in entries), default=0.0)
+            relevance = max(named, 0.3 + 0.6 * _commits(entries) / most)
             frag = common.text_fragment(
                 NAME, file_node, text, budget_left, relevance, edits=total, up_to_revision=to, history=True
             )
@@ -120,15 +120,19 @@ class TemporalArchaeology(common.StrategyBase):
 
     def _area(
         self, graph: GraphBackend, scope: frozenset[str] | None, request: ContextRequest
-    ) -> tuple[set[str], list[str] | None]:
-        """The focus nodes and the files they are in; None when the area is the whole scope."""
-        keys = list(dict.fromkeys([*request.focus, *request.entities])) or _intent.analyze(request).keys()
-        resolved = common.resolve_focus(graph, scope, keys) if keys else {}
-        nodes = {n for found in resolved.values() for n in found}
+    ) -> tuple[dict[str, float], list[str] | None]:
+        """The focus nodes (how surely the request names each) and the files they are in;
+        None when the area is the whole scope."""
+        given = list(dict.fromkeys([*request.focus, *request.entities]))
+        if given:
+            resolved = common.resolve_focus(graph, scope, given)
+            nodes = {n: 1.0 for found in resolved.values() for n in found}
+        else:
+            nodes = common.named_nodes(graph, scope, request, _intent.analyze(request))
         if not nodes:
-            if keys:
+            if given or request.query:
                 self._notes.append("the focus matched nothing: the whole scope's history instead")
-            return set(), None
+            return {}, None
         infos = common.node_infos(graph, scope, nodes)
         return nodes, sorted({i.path for i in infos.values() if i.path})
 
@@ -148,10 +152,12 @@ class TemporalArchaeology(common.StrategyBase):
         entries: list[dict[str, Any]],
         commits: dict[int, dict[str, Any]],
         coupled: list[str],
-        focus_nodes: set[str],
-        to: int,
+        focus_nodes: Collection[str],
     ) -> str:
-        lines = [f"# History of {path} up to revision {to}: {_commits(entries)} commit(s) touched it"]
+        # The last revision that touched the file, not the head: commits elsewhere (a recorded
+        # assembly, another resource) leave this text, and the context's hash, unchanged.
+        last_change = max(int(r["last"]) for r in entries)
+        lines = [f"# History of {path}: {_commits(entries)} commit(s) touched it, the last r{last_change}"]
         if coupled:
             lines.append("changed together with: " + ", ".join(coupled[:5]))
         # The focus first, then the most changed entities; those only ever created are listed by name.

@@ -245,9 +245,30 @@ def test_the_scorer_combines_relevance_quality_distance_and_recency(corpus: Corp
     scored = WeightedCompositeScorer().score([far, old, near], PlanContext())
     assert [s.fragment.uko_node for s in scored] == [iri, iri + "y", iri + "x"]
     assert all(0.0 <= s.composite_score <= 1.0 for s in scored)
-    assert scored[0].score_components == {"relevance": 0.8, "quality": 0.85, "hierarchy": 1.0, "recency": 1.0}
+    # The relevance dimension is the evidence: relevance x quality of each strategy that found it.
+    assert scored[0].score_components == pytest.approx(
+        {"relevance": 0.8 * 0.85, "quality": 0.85, "hierarchy": 1.0, "recency": 1.0}
+    )
+    literal = WeightedCompositeScorer(evidence="max").score([near], PlanContext())[0]
+    assert literal.score_components["relevance"] == 0.8
     zero = near.model_copy(update={"relevance_score": 0.0})
     assert WeightedCompositeScorer().score([zero], PlanContext())[0].composite_score == 0.0
+    with pytest.raises(UsageError, match="evidence"):
+        WeightedCompositeScorer(evidence="sum")
+
+
+def test_what_several_strategies_found_outranks_one_strategys_best(corpus: Corpus) -> None:
+    iri, other = node(corpus, "HTTPBasicAuth"), node(corpus, "HTTPDigestAuth")
+    alone = corpus.fragment(other, 5, 1.0, "simple-keyword", strategy_quality=0.6)
+    by_keyword = corpus.fragment(iri, 5, 0.7, "simple-keyword", strategy_quality=0.6)
+    by_semantic = corpus.fragment(iri, 5, 0.7, "semantic-embedding", strategy_quality=0.6)
+    merged = ContentHashDeduplicator().deduplicate([alone, by_keyword, by_semantic])
+    assert len(merged) == 2
+    ranked = WeightedCompositeScorer().score(merged, PlanContext())
+    assert ranked[0].fragment.uko_node == iri  # 1 - (1 - 0.42)^2 = 0.66 > 0.6
+    assert ranked[0].score_components["relevance"] == pytest.approx(1 - (1 - 0.7 * 0.6) ** 2)
+    literal = WeightedCompositeScorer(evidence="max").score(merged, PlanContext())
+    assert literal[0].fragment.uko_node == other
 
 
 def test_the_packer_re_renders_lower_then_truncates_and_never_exceeds(corpus: Corpus) -> None:

@@ -72,8 +72,8 @@ def test_temporal_archaeology_counts_changes_in_the_focus_area(backends: Backend
     fragments = strategy.assemble(request, backends, 800, PlanContext())
     assert len(fragments) == 1 and sum(f.token_count for f in fragments) <= 800
     text = fragments[0].content
-    assert text.startswith("# History of requests/sessions.py up to revision")
-    assert "3 commit(s) touched it" in text  # indexed once, edited twice
+    # indexed once, edited twice
+    assert text.startswith("# History of requests/sessions.py: 3 commit(s) touched it, the last r")
     send = next(line for line in text.splitlines() if line.startswith("- Session.send:"))
     assert "3 revision(s)" in send
     assert "changed together with: requests/hooks.py (2)" in text  # the two edits; the first index is no coupling
@@ -86,7 +86,7 @@ def test_temporal_archaeology_honors_as_of(store: tuple[Workspace, ResourceInfo,
     fragments = TemporalArchaeology().assemble(
         ContextRequest(focus=["requests.sessions.Session.send"]), past, 800, PlanContext()
     )
-    assert f"up to revision {first}: 1 commit(s)" in fragments[0].content
+    assert f"1 commit(s) touched it, the last r{first}" in fragments[0].content
     assert "changed together" not in fragments[0].content
 
 

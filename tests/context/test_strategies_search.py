@@ -15,6 +15,7 @@ from cleveragents.context.protocols import BackendSet, ContextStrategy
 from cleveragents.services.resources import ResourceInfo
 from cleveragents.services.workspace import Workspace
 from cleveragents.strategies.arce import Arce
+from cleveragents.strategies.plan_decision_context import PlanDecisionContext
 from cleveragents.strategies.semantic_embedding import SemanticEmbedding
 from cleveragents.strategies.simple_keyword import SimpleKeyword
 from tests.context.strategy_support import backends_for, build_requests_store
@@ -127,3 +128,17 @@ def test_arce_actor_patterns_change_breadth_and_depth(backends: BackendSet) -> N
 def test_arce_without_vector_backend_defers_to_the_navigator(backends: BackendSet) -> None:
     partial = BackendSet(text=backends.text, graph=backends.graph, resources=backends.resources)
     assert Arce().can_handle(ContextRequest(query="redirects"), partial) == 0.0
+
+
+def test_plan_decision_context_sets_nothing_aside_without_decisions(backends: BackendSet) -> None:
+    # This store has code and no plan decisions: the selector must not allocate budget to it.
+    assert PlanDecisionContext().can_handle(ContextRequest(query="redirects"), backends) == 0.0
+
+
+def test_a_larger_budget_gets_more_of_the_ranking(backends: BackendSet) -> None:
+    request = ContextRequest(query="session adapter redirect authentication cookies headers")
+    small = SimpleKeyword().assemble(request, backends, 1000, PlanContext())
+    large = SimpleKeyword().assemble(request, backends, 16000, PlanContext())
+    assert sum(f.token_count for f in large) <= 16000
+    assert len(large) > len(small)
+    assert sum(f.token_count for f in large) > 1.5 * sum(f.token_count for f in small)

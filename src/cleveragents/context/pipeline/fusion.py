@@ -21,7 +21,33 @@ from .diagnostics import note
 from .protocols import RenderContext
 
 ALTERNATIVES: Final = "_alternatives"  # lower-depth renderings kept by the depth resolver
+EVIDENCE: Final = "_evidence"  # strategy -> relevance x quality, for each strategy that found the node
 SEPARATOR_TOKENS: Final = 1  # "\n\n" between fragments in the rendered payload
+
+
+def evidence_of(fragment: ContextFragment) -> dict[str, float]:
+    """What each strategy that found this fragment's node said about it: its relevance
+    times the strategy's quality."""
+    found = fragment.metadata.get(EVIDENCE)
+    if found is not None:
+        return dict(found)
+    quality = float(fragment.metadata.get("strategy_quality", 0.5))
+    return {fragment.provenance.strategy or "?": fragment.relevance_score * quality}
+
+
+def merged_evidence(fragments: Sequence[ContextFragment]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for fragment in fragments:
+        for strategy, value in evidence_of(fragment).items():
+            out[strategy] = max(out.get(strategy, 0.0), value)
+    return out
+
+
+def node_view(fragment: ContextFragment) -> tuple[str, str]:
+    """What a fragment shows: its node, and whether as the node's content or its history
+    (temporal-archaeology's summaries name the file they are about but are no rendering of
+    it, so they are never depth alternatives of one)."""
+    return (fragment.uko_node, "history" if fragment.metadata.get("history") else "content")
 
 
 def content_hash(text: str) -> str:
@@ -34,8 +60,9 @@ def fragment_key(fragment: ContextFragment) -> tuple[str, int, str]:
 
 
 class ContentHashDeduplicator:
-    """Groups by UKO node; within a group, equal content is one fragment (the most relevant
-    is kept). ``uko-identity`` mode keeps one fragment per node whatever its content."""
+    """Groups by UKO node (and view: content or history); within a group, equal content is
+    one fragment (the most relevant is kept). ``uko-identity`` mode keeps one fragment per
+    node and view whatever its content."""
 
     MODES: Final = ("content-hash", "uko-identity")
 
@@ -46,16 +73,17 @@ class ContentHashDeduplicator:
         self.mode = mode
 
     def deduplicate(self, fragments: list[ContextFragment]) -> list[ContextFragment]:
-        kept: dict[tuple[str, str], ContextFragment] = {}
+        kept: dict[tuple[str, str, str], ContextFragment] = {}
         for fragment in fragments:
-            key = (fragment.uko_node, "" if self.mode == "uko-identity" else content_hash(fragment.content))
+            key = (*node_view(fragment), "" if self.mode == "uko-identity" else content_hash(fragment.content))
             other = kept.get(key)
             if other is None:
                 kept[key] = fragment
                 continue
             winner, loser = (fragment, other) if _better(fragment, other) else (other, fragment)
             also = sorted({*winner.metadata.get("also_from", []), loser.provenance.strategy or "?"})
-            kept[key] = winner.model_copy(update={"metadata": {**winner.metadata, "also_from": also}})
+            metadata = {**winner.metadata, "also_from": also, EVIDENCE: merged_evidence([winner, loser])}
+            kept[key] = winner.model_copy(update={"metadata": metadata})
             note(
                 "deduplicated",
                 uko_node=loser.uko_node,
@@ -78,11 +106,11 @@ class MaxDepthResolver:
     renderings go along for the packer's depth fallback."""
 
     def resolve(self, fragments: list[ContextFragment], budget: int) -> list[ContextFragment]:
-        groups: dict[str, list[ContextFragment]] = defaultdict(list)
+        groups: dict[tuple[str, str], list[ContextFragment]] = defaultdict(list)
         for fragment in fragments:
-            groups[fragment.uko_node].append(fragment)
+            groups[node_view(fragment)].append(fragment)
         out: list[ContextFragment] = []
-        for node, group in groups.items():
+        for (node, _), group in groups.items():
             if len(group) == 1:
                 out.append(group[0])
                 continue
@@ -90,7 +118,7 @@ class MaxDepthResolver:
             winner = next((f for f in group if f.token_count <= budget), group[-1])
             lower = [f for f in group if f.detail_depth < winner.detail_depth]
             relevance = max(f.relevance_score for f in group)
-            metadata: dict[str, Any] = {**winner.metadata, ALTERNATIVES: lower}
+            metadata: dict[str, Any] = {**winner.metadata, ALTERNATIVES: lower, EVIDENCE: merged_evidence(group)}
             distances = [int(f.metadata["distance"]) for f in group if f.metadata.get("distance") is not None]
             if distances:  # the node is as close to the focus as any strategy found it
                 metadata["distance"] = min(distances)
@@ -108,7 +136,15 @@ class MaxDepthResolver:
 class WeightedCompositeScorer:
     """composite = relevance^wr x quality^wq x hierarchy^wh x recency^wt (weights normalized
     to sum 1): the spec's product of dimensions, with its configurable weights as exponents,
-    so a zero in any dimension still zeroes the score and the result stays in 0..1."""
+    so a zero in any dimension still zeroes the score and the result stays in 0..1.
+
+    With ``evidence = "noisy-or"`` (the default) the relevance of a node several strategies
+    found is 1 - prod(1 - relevance_i x quality_i) over them: independent findings add up,
+    so what BM25, the embeddings and the graph all found ranks above what one of them found
+    first. ``"max"`` keeps the deduplicated fragment's own relevance (the spec's literal
+    reading)."""
+
+    EVIDENCE_MODES: Final = ("noisy-or", "max")
 
     def __init__(
         self,
@@ -118,7 +154,12 @@ class WeightedCompositeScorer:
         recency_weight: float = 0.1,
         recency_decay: float = 0.9,
         unknown_distance_hierarchy: float = 0.6,
+        evidence: str = "noisy-or",
     ) -> None:
+        if evidence not in self.EVIDENCE_MODES:
+            known = ", ".join(self.EVIDENCE_MODES)
+            raise UsageError(f"fragment-scorer evidence {evidence!r} is not supported; use one of {known}")
+        self.evidence = evidence
         weights = {
             "relevance": relevance_weight,
             "hierarchy": hierarchy_weight,
@@ -136,7 +177,7 @@ class WeightedCompositeScorer:
         scored = []
         for fragment in fragments:
             components = {
-                "relevance": fragment.relevance_score,
+                "relevance": self._relevance(fragment),
                 "quality": float(fragment.metadata.get("strategy_quality", 0.5)),
                 "hierarchy": self._hierarchy(fragment),
                 "recency": self.recency_decay ** max(0, int(fragment.metadata.get("revision_age", 0))),
@@ -144,6 +185,12 @@ class WeightedCompositeScorer:
             composite = math.prod(max(v, 0.0) ** self.weights[k] for k, v in components.items())
             scored.append(ScoredFragment(fragment=fragment, composite_score=composite, score_components=components))
         return sorted(scored, key=lambda s: (-s.composite_score, fragment_key(s.fragment)))
+
+    def _relevance(self, fragment: ContextFragment) -> float:
+        if self.evidence == "max":
+            return fragment.relevance_score
+        found = evidence_of(fragment).values()
+        return 1.0 - math.prod(1.0 - min(1.0, max(0.0, float(v))) for v in found)
 
     def _hierarchy(self, fragment: ContextFragment) -> float:
         distance = fragment.metadata.get("distance")
