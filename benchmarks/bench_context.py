@@ -321,9 +321,9 @@ def performance(ws: Workspace, ulid: str, functions: list[Function]) -> dict[str
             walls.append((time.perf_counter() - started) * 1000)
             flat = timings(context.explanation)
             example = example or flat
-            mine = [v for k, v in flat.items() if strategy in k and k.lower().endswith("ms")]
-            if mine:
-                own.append(sum(mine))
+            mine = (context.explanation.get("timings_ms") or {}).get("strategies", {}).get(strategy)
+            if mine is not None:
+                own.append(float(mine))
             fusion = fusion_ms(context.explanation)
             if fusion is not None:
                 fusions.append(fusion)

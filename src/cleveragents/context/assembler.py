@@ -284,6 +284,9 @@ class ContextAssembler:
             row["fragments"] += 1
             row["tokens"] += fragment.token_count
         explanation["produced"] = produced
+        own = explanation.setdefault("timings_ms", {}).setdefault("strategies", {})
+        for row in notes.get("strategy_ms", []):  # each run's wall time (a reflowed strategy ran twice)
+            own[row["strategy"]] = round(own.get(row["strategy"], 0.0) + float(row["ms"]), 2)
         explanation["packed"] = dict(Counter(f.provenance.strategy or "?" for f in ordered))
         kept = {f.uko_node for f in ordered}
         explanation["dropped"] = notes.get("dropped", [])
@@ -293,7 +296,8 @@ class ContextAssembler:
         for kind in NOTE_KINDS:
             explanation[kind] = notes.get(kind, [])
         for kind, rows in notes.items():  # what custom components and strategies noted
-            explanation.setdefault(kind, rows)
+            if kind != "strategy_ms":
+                explanation.setdefault(kind, rows)
 
     def _empty(
         self, budget: int, reason: str, explanation: dict[str, Any], notes: dict[str, list[dict[str, Any]]]

@@ -67,6 +67,7 @@ class RenderSession:
         self._levels: dict[str, list] = {}
         self._depths: dict[tuple[str, str], int] = {}
         self._contents: dict[str, bytes] = {}  # by content hash: a file is read once, not per node
+        self._file_facts: dict[str, dict[str, list[str]]] = {}
 
     def render(self, iri: str, depth: str) -> Rendering:
         parts = _parts(iri)
@@ -78,7 +79,12 @@ class RenderSession:
             raise NotFoundError(
                 f"{iri} does not exist at revision {revision}", suggestions=["agents graph history " + iri]
             )
-        file_facts = _facts(self.store, self.view, ox.NamedNode(iri.split("#", 1)[0]))
+        file_iri = iri.split("#", 1)[0]
+        file_facts = self._file_facts.get(file_iri)
+        if file_facts is None:  # every node of a file shares its file's facts: read them once
+            if len(self._file_facts) >= 4096:
+                self._file_facts.clear()
+            file_facts = self._file_facts[file_iri] = _facts(self.store, self.view, ox.NamedNode(file_iri))
         indexed_by = (file_facts.get(INDEXED_BY) or [""])[0]
         analyzer = self.analyzers.by_name(indexed_by.split("@", 1)[0])
         if analyzer is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
@@ -23,6 +24,7 @@ from cleveragents.indexing.plugins import AnalyzerSet
 from cleveragents.services import renderings
 from cleveragents.services.workspace import Workspace
 
+RENDER_CACHE_SIZE = 8192  # renderings kept per revision (a few MB of text)
 _SCOPE = re.compile(r"\$SCOPE\(\s*\?(\w+)\s*\)")
 _XSD = "http://www.w3.org/2001/XMLSchema#"
 _INTEGERS = {_XSD + t for t in ("integer", "int", "long", "short", "nonNegativeInteger", "positiveInteger")}
@@ -83,6 +85,9 @@ class StoreGraphBackend:
         self._store: GraphStore | None = None  # opened once: an open costs ~10 ms, a query less
         self._views: dict[bool, View] = {}
         self._session: renderings.RenderSession | None = None
+        # Renderings at one revision never change, and strategies render the same nodes:
+        # (node, depth) -> (text, depth used), or None for a node without content.
+        self._rendered: OrderedDict[tuple[str, str], tuple[str, int] | None] = OrderedDict()
 
     def _view(self, inferred: bool) -> tuple[GraphStore, View]:
         with self._lock:
@@ -104,6 +109,7 @@ class StoreGraphBackend:
     def close(self) -> None:
         with self._lock:
             self._store, self._views, self._session = None, {}, None
+            self._rendered.clear()
 
     @property
     def analyzers(self) -> AnalyzerSet:
@@ -142,13 +148,23 @@ class StoreGraphBackend:
         owner = resource_of(uko_node)
         if owner is None or (resource_filter and owner not in resource_filter):
             return None
+        key = (uko_node, str(depth))
+        with self._lock:
+            if key in self._rendered:
+                self._rendered.move_to_end(key)
+                return self._rendered[key]
         try:
             done = self._render_session().render(uko_node, str(depth))
+            result: tuple[str, int] | None = (done.text, done.depth)
         except NotFoundError as exc:
             if str(exc).startswith("unknown detail level"):  # bad input, not a missing node
                 raise ValidationError(str(exc)) from None
-            return None
-        return done.text, done.depth
+            result = None
+        with self._lock:
+            self._rendered[key] = result
+            if len(self._rendered) > RENDER_CACHE_SIZE:
+                self._rendered.popitem(last=False)
+        return result
 
 
 def _in_scope(row: dict[str, Any], resources: set[str]) -> bool:

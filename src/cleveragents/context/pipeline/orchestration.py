@@ -273,16 +273,19 @@ class ParallelStrategyExecutor:
         """
         count = len(runnable)
         boxes: list[object] = [None] * count
+        seconds: list[float | None] = [None] * count
         finished = [threading.Event() for _ in range(count)]
         wake = threading.Event()
         context = contextvars.copy_context()  # strategies may note() into this assembly too
 
         def work(index: int, strategy: ContextStrategy, tokens: int) -> None:
+            started = time.perf_counter()
             try:
                 boxes[index] = context.copy().run(strategy.assemble, request, backends, tokens, plan_context)
             except BaseException as exc:  # reported as the strategy's failure
                 boxes[index] = exc
             finally:
+                seconds[index] = time.perf_counter() - started
                 finished[index].set()
                 wake.set()
 
@@ -304,6 +307,7 @@ class ParallelStrategyExecutor:
                 if finished[index].is_set():
                     outcomes[index] = boxes[index]
                     del active[index]
+                    note("strategy_ms", strategy=runnable[index][0].name, ms=round(1000 * (seconds[index] or 0.0), 2))
                 elif now - began > self.timeout:
                     outcomes[index] = TimeoutError(f"no answer within {self.timeout:g} s")
                     del active[index]
