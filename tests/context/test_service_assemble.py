@@ -11,10 +11,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from cleveragents.context import skill
 from cleveragents.context.model import ContextRequest
 from cleveragents.context.skill import ContextSession
+from cleveragents.context.tokens import counter_for
 from cleveragents.errors import UsageError
 from cleveragents.indexing.emit import file_iri
 from cleveragents.services import context, indexing, projects, resources
@@ -187,3 +190,27 @@ def test_skill_definitions_are_json_schemas() -> None:
     ]
     assert tools["get_context_budget"]["input_schema"]["properties"] == {}
     assert all(t["input_schema"]["$schema"].endswith("2020-12/schema") for t in tools.values())
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    budget=st.integers(1, 16_000),
+    focus=st.sampled_from([[], ["adapters.py"], ["Session.send"], ["requests/auth.py", "HTTPDigestAuth"]]),
+    query=st.sampled_from([None, "adapter send", "why are auth headers dropped on redirect?", "クッキーの扱い"]),
+    depth=st.sampled_from([0, 3, 9, "SIGNATURES", "FULL_SOURCE"]),
+    breadth=st.integers(0, 3),
+)
+def test_the_real_strategies_never_exceed_any_budget(
+    store: Store, budget: int, focus: list[str], query: str | None, depth: int | str, breadth: int
+) -> None:
+    request = ContextRequest(query=query, focus=focus, max_tokens=budget, depth=depth, breadth=breadth)
+    if not (query or focus):
+        request = request.model_copy(update={"query": "session"})
+    try:
+        ctx = context.assemble(store.ws, request, record=False)
+    except UsageError as exc:  # only a budget too small for anything is refused
+        assert "budget" in str(exc) and budget < 300, exc
+        return
+    assert ctx.total_tokens == counter_for(ctx.encoding).count(ctx.render()) <= budget
+    if not ctx.fragments:
+        assert ctx.explanation["empty_reason"]
