@@ -159,7 +159,7 @@ class Arce(common.StrategyBase):
             graph,
             infos,
             ranked_items,
-            common.Budget(budget),
+            common.Budget(budget, backends.encoding),
             sources={n: sorted(s for s, scored in found.items() if n in scored) for n in scores},
         )
         self._notes.append(

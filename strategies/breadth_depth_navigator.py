@@ -189,7 +189,7 @@ class BreadthDepthNavigator(common.StrategyBase):
             graph,
             infos,
             ranked,
-            common.Budget(budget),
+            common.Budget(budget, backends.encoding),
             distance=distance,
             edge={n: r.edge for n, r in reached.items()},
         )

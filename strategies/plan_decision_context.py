@@ -108,7 +108,7 @@ class PlanDecisionContext(common.StrategyBase):
                 score = min(1.0, score * 1.25)  # it speaks of the child's focus
             scored.append((score, level, int(row["seq"]), row, text))
         scored.sort(key=lambda s: (-s[0], s[1], s[2]))
-        left = common.Budget(budget)
+        left = common.Budget(budget, backends.encoding)
         fragments = []
         for score, level, _, row, text in scored:
             if left.left < common.MIN_FRAGMENT_TOKENS:

@@ -43,7 +43,7 @@ class SemanticEmbedding(common.StrategyBase):
             for r in results
             if common.in_scope(r.uko_node, scope)
         ]
-        fragments = common.pack_hits(NAME, request, backends, scope, hits, common.Budget(budget))
+        fragments = common.pack_hits(NAME, request, backends, scope, hits, common.Budget(budget, backends.encoding))
         self._notes.append(f"{len(results)} neighbor(s) with similarity >= {THRESHOLD}, {len(fragments)} packed")
         return fragments
 

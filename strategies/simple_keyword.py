@@ -43,7 +43,7 @@ class SimpleKeyword(common.StrategyBase):
             for r in results
             if common.in_scope(r.uko_node or common.SOURCE_BASE + r.resource_ulid, scope)
         ]
-        fragments = common.pack_hits(NAME, request, backends, scope, hits, common.Budget(budget))
+        fragments = common.pack_hits(NAME, request, backends, scope, hits, common.Budget(budget, backends.encoding))
         self._notes.append(f"{len(results)} BM25 hit(s) for {query[:60]!r}, {len(fragments)} packed")
         return fragments
 

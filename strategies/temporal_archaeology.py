@@ -98,7 +98,7 @@ class TemporalArchaeology(common.StrategyBase):
         # Files touched by the most commits first, then by how many edits (beyond creation) they saw.
         ranked = sorted(by_file.items(), key=lambda kv: (-_commits(kv[1]), -_edits(kv[1]), kv[0]))
         most = max(_commits(entries) for _, entries in ranked) or 1
-        budget_left = common.Budget(budget)
+        budget_left = common.Budget(budget, backends.encoding)
         fragments: list[ContextFragment] = []
         for (resource, path), entries in ranked:
             if budget_left.left < common.MIN_FRAGMENT_TOKENS:

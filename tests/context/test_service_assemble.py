@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cleveragents.config import Config
 from cleveragents.context import skill
 from cleveragents.context.model import ContextRequest
 from cleveragents.context.skill import ContextSession
@@ -214,3 +215,14 @@ def test_the_real_strategies_never_exceed_any_budget(
     assert ctx.total_tokens == counter_for(ctx.encoding).count(ctx.render()) <= budget
     if not ctx.fragments:
         assert ctx.explanation["empty_reason"]
+
+
+def test_strategies_count_tokens_in_the_pipelines_encoding(store: Store) -> None:
+    config = Config(store.ws.data_dir, flags={"context.encoding": "cl100k_base"})
+    request = ContextRequest(query="adapter send", focus=["adapters.py"], max_tokens=3000)
+    ctx = context.assemble(store.ws, request, record=False, config=config)
+    assert ctx.encoding == "cl100k_base" and ctx.fragments
+    cl100k = counter_for("cl100k_base")
+    # Every fragment was counted (and budgeted by its strategy) in cl100k_base tokens.
+    assert all(f.token_count == cl100k.count(f.content) for f in ctx.fragments)
+    assert ctx.total_tokens == cl100k.count(ctx.render()) <= 3000

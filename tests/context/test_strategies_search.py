@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from dataclasses import replace
 
 import pytest
 
 import cleveragents.strategies as strategies_package
 from cleveragents.context.model import ContextRequest, PlanContext
 from cleveragents.context.protocols import BackendSet, ContextStrategy
+from cleveragents.context.tokens import counter_for
 from cleveragents.services.resources import ResourceInfo
 from cleveragents.services.workspace import Workspace
 from cleveragents.strategies.arce import Arce
@@ -142,3 +144,13 @@ def test_a_larger_budget_gets_more_of_the_ranking(backends: BackendSet) -> None:
     assert sum(f.token_count for f in large) <= 16000
     assert len(large) > len(small)
     assert sum(f.token_count for f in large) > 1.5 * sum(f.token_count for f in small)
+
+
+def test_strategies_count_in_the_encoding_the_backends_name(backends: BackendSet) -> None:
+    cl100k, o200k = counter_for("cl100k_base"), counter_for("o200k_base")
+    request = ContextRequest(query="redirect authorization header", depth="FULL_SOURCE")
+    for strategy in (SimpleKeyword(), Arce()):
+        fragments = strategy.assemble(request, replace(backends, encoding="cl100k_base"), 3000, PlanContext())
+        assert fragments and all(f.token_count == cl100k.count(f.content) for f in fragments)
+        assert sum(f.token_count for f in fragments) <= 3000
+        assert any(f.token_count != o200k.count(f.content) for f in fragments)  # the encodings do differ

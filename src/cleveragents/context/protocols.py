@@ -60,6 +60,7 @@ class BackendSet:
     resources: frozenset[str] = frozenset()  # the scope, as resource ULIDs
     revision: int | None = None  # the store revision every backend reads
     notes: list[str] = field(default_factory=list)  # what was rebuilt, updated or left out, and why
+    encoding: str | None = None  # the encoding the pipeline counts tokens in (None: the default)
 
     def available(self) -> set[str]:
         return {name for name in ("text", "vector", "graph") if getattr(self, name) is not None}

@@ -250,6 +250,7 @@ def _pipeline(ws: Workspace, config: Config, request: ContextRequest, scope: Sco
         vector=vector,
         vector_inline_limit=int(config.value("context.vector_inline_limit")),
     )
+    backends.encoding = counter.encoding  # strategies budget in the tokens the pipeline counts
     return assembler, backends
 
 
