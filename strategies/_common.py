@@ -216,13 +216,19 @@ def resolve_focus(graph: GraphBackend, scope: frozenset[str] | None, keys: Seque
 
 
 def named_nodes(
-    graph: GraphBackend, scope: frozenset[str] | None, request: ContextRequest, intent: Intent
+    graph: GraphBackend,
+    scope: frozenset[str] | None,
+    request: ContextRequest,
+    intent: Intent,
+    *,
+    inferred_weight: float = 1.0,
 ) -> dict[str, float]:
     """The nodes a request names, each with how surely it names it: its focus and entities
     1.0, paths and symbols found in its query 0.8, plain words 0.3 (a word may name many
     things). A key naming several nodes shares its strength among them; a key naming
     dozens ("get") names nothing in particular, and a query naming many things (a paragraph
-    of prose) is about none of them in particular either."""
+    of prose) is about none of them in particular either. ``inferred_weight`` scales what
+    is only inferred from the query's text."""
     strength = {k: 1.0 for k in [*request.focus, *request.entities]}
     for key in [*intent.paths, *intent.symbols]:
         strength.setdefault(key, 0.8)
@@ -236,7 +242,7 @@ def named_nodes(
     for key, nodes in found.items():
         share = strength[key] / len(nodes) ** 0.5
         if key in inferred:
-            share /= dilution
+            share *= inferred_weight / dilution
         for node in nodes:
             named[node] = max(named.get(node, 0.0), share)
     return named

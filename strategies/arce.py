@@ -47,10 +47,13 @@ PATTERNS = {
 }
 # Weights of the sources' 0..1 scores. text and vector: BM25 over the top score, cosine
 # similarity min-max scaled over the hits (0.6 / 0.4 was best on the localization benchmark);
-# named: what the request names, by how surely it names it; graph: the traversal from the
-# named nodes, or at EXPANSION_WEIGHT when it only expands the best hits.
+# named: what the request names, by how surely it names it (names found in the query's text
+# at INFERRED_NAME_WEIGHT: the names in a paragraph of prose are mostly context, not its
+# subject); graph: the traversal from a given focus, or at EXPANSION_WEIGHT when it only
+# expands inferred names or the best hits. Both were tuned on the localization benchmark.
 WEIGHTS = {"text": 0.6, "vector": 0.4, "named": 1.0, "graph": 1.0}
-EXPANSION_WEIGHT = 0.4
+INFERRED_NAME_WEIGHT = 0.25
+EXPANSION_WEIGHT = 0.2
 
 
 def min_max(scores: dict[str, float]) -> dict[str, float]:
@@ -102,7 +105,7 @@ class Arce(common.StrategyBase):
         intent = _intent.analyze(request)
         pattern = PATTERNS[intent.actor]
         breadth = max(0, min(10, request.breadth + pattern.breadth_delta))
-        named = common.named_nodes(graph, scope, request, intent)
+        named = common.named_nodes(graph, scope, request, intent, inferred_weight=INFERRED_NAME_WEIGHT)
         # Retrieve: each source scores nodes in 0..1
         found: dict[str, dict[str, float]] = {}
         limit = common.fragment_cap(budget)
