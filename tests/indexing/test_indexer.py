@@ -12,39 +12,8 @@ from cleveragents.indexing import emit
 from cleveragents.indexing.indexer import IndexOptions
 from cleveragents.indexing.plugins import load_analyzers
 from cleveragents.services import indexing
-from cleveragents.services.workspace import Workspace
 
-from .conftest import write
-
-TREE = {
-    "a.outline": "def main\ncall b.helper\ndef unused\n",
-    "b.outline": "def helper\ncall main\n",
-    "pkg/c.outline": "def deep\ncall helper\n",
-}
-
-
-def rows(ws: Workspace, query: str, as_of: int | None = None) -> list[dict[str, str]]:
-    with ws.reader() as store:
-        result = store.query(query, view=store.view(as_of))
-        names = [v.value for v in result.variables]
-        return [{n: row[n].value for n in names if row[n] is not None} for row in result]
-
-
-def calls(ws: Workspace, as_of: int | None = None) -> set[tuple[str, str, str, str]]:
-    found = rows(
-        ws,
-        "SELECT ?s ?o ?c ?by WHERE { ?s uko-code:calls ?o . "
-        "?r rdf:reifies <<( ?s uko-code:calls ?o )>> ; ca:confidence ?c ; ca:resolvedBy ?by }",
-        as_of,
-    )
-    return {(r["s"].split("#")[-1], r["o"].split("#")[-1], r["c"], r["by"]) for r in found}
-
-
-@pytest.fixture
-def tree(tmp_path: Path) -> Path:
-    root = tmp_path / "tree"
-    write(root, TREE)
-    return root
+from .conftest import TREE, calls, rows, write
 
 
 def test_first_index_writes_entities_with_provenance_and_linked_edges(ws, tree, add_resource, run_index):

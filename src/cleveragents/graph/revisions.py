@@ -160,9 +160,27 @@ def _state_of(
     return state
 
 
+# Up to this many added subjects, each is checked with direct lookups; a join plan costs
+# more than that on a small commit to a big store.
+_LOOKUP_SUBJECTS = 2000
+
+
 def _touched_by_additions(raw: ox.Store, added_g: ox.NamedNode, inferred_g: ox.NamedNode) -> set[ox.NamedNode]:
     """Subjects of the additions that are UKO entities after the commit (read from the
     current-state mirror and the commit's own graphs: a fixed number of seeks each)."""
+    graphs = (layout.LIVE, layout.LIVE_INFERRED, added_g, inferred_g)
+    subjects: set[ox.NamedNode] = set()
+    for quad in raw.quads_for_pattern(None, None, None, added_g):
+        if isinstance(quad.subject, ox.NamedNode):
+            subjects.add(quad.subject)
+            if len(subjects) > _LOOKUP_SUBJECTS:
+                break
+    else:
+        return {
+            s
+            for s in subjects
+            if any(True for g in graphs for _ in raw.quads_for_pattern(s, TYPE, INFORMATION_UNIT, g))
+        }
     rows = raw.query(
         f"SELECT ?s WHERE {{ {{ SELECT DISTINCT ?s WHERE {{ GRAPH {added_g} {{ ?s ?p ?o }} }} }} "
         f"?s a {INFORMATION_UNIT} }}",

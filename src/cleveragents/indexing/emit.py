@@ -7,6 +7,7 @@ hundreds of thousands of triples and the commit engine bulk-loads N-Triples anyw
 from __future__ import annotations
 
 import hashlib
+import re
 from urllib.parse import quote, unquote
 
 from cleveragents.terms import CA, ID, RDF_TYPE, UKO, UKO_INFRA, XSD
@@ -19,6 +20,9 @@ REIFIES = "http://www.w3.org/1999/02/22-rdf-syntax-ns#reifies"
 CONTAINS = UKO + "contains"
 
 _IRI_SAFE = "/._-~:()*,!$&'+;=@"
+# Text made only of characters ``quote`` leaves alone: most names and paths, passed through
+# without urllib's per-character work (an incremental run builds IRIs for every symbol).
+_NOTHING_TO_QUOTE = re.compile(r"[A-Za-z0-9/._\-~:()*,!$&'+;=@]*").fullmatch
 # Values that mark an entity's text as secret: its content hash is withheld, because a
 # hash of a short secret can be brute-forced offline.
 SECRET_FLAGS = (UKO_INFRA + "isSecret",)
@@ -30,17 +34,21 @@ def resource_base(resource_ulid: str) -> str:
 
 def file_iri(resource_ulid: str, path: str, key: str = "") -> str:
     """IRI of a file's node (``key == ""``) or of an entity in it."""
-    return entity_iri(resource_base(resource_ulid) + quote(path, safe=_IRI_SAFE), key)
+    return entity_iri(resource_base(resource_ulid) + _quote(path), key)
 
 
 def entity_iri(file_node: str, key: str) -> str:
     """IRI of the entity ``key`` of the file whose node is ``file_node`` (one quoting of the path per file)."""
-    return f"{file_node}#{quote(key, safe=_IRI_SAFE)}" if key else file_node
+    return f"{file_node}#{_quote(key)}" if key else file_node
 
 
 def directory_iri(resource_ulid: str, path: str) -> str:
     """IRI of a directory (package) node; ``""`` is the resource root."""
-    return resource_base(resource_ulid) + (quote(path, safe=_IRI_SAFE) + "/" if path else "")
+    return resource_base(resource_ulid) + (_quote(path) + "/" if path else "")
+
+
+def _quote(text: str) -> str:
+    return text if _NOTHING_TO_QUOTE(text) else quote(text, safe=_IRI_SAFE)
 
 
 def split_iri(iri: str) -> tuple[str, str, str] | None:

@@ -44,16 +44,16 @@ from cleveragents.terms import CA, RDF_TYPE, UKO, UKO_CODE, UKO_PY
 
 from . import emit
 from .content import ContentStore
-from .link import SymbolTable, referenced_names
+from .link import SymbolTable, referenced_names, simple_part
 from .model import Analyzer, FileAnalysis, Reference, SourceFile, Span
 from .plugins import AnalyzerSet, load_analyzers
+from .reading import SourceFiles, load_fingerprints, read_files, save_fingerprints
 from .sources import Skipped, Snapshot
 
 INDEXED_BY = CA + "indexedBy"
 ENRICHED_BY = CA + "enrichedBy"
 # Below this many files the process pool costs more than it saves.
 PARALLEL_THRESHOLD = 64
-_BINARY_SNIFF = 8192
 # "The subject belongs to resource {0}", written as a filter: with the resource as a
 # constant in the pattern, Oxigraph starts from it and walks every node of the resource.
 _OF_RESOURCE = "<" + UKO + "sourceResource> ?resource . FILTER(?resource = <{0}>)"
@@ -387,16 +387,13 @@ class Indexer:
 
         paths, skipped = snapshot.listing()
         summary.skipped += skipped
-        files = self._read(snapshot, paths, summary)
+        known = {} if full else load_fingerprints(self._fingerprint_file(target))
+        files = read_files(snapshot, paths, self.analyzers, known, summary.skipped)
         summary.files_seen = len(paths)
         lap("read")
 
         live = self._live_files(target)
-        changed = {
-            p
-            for p, (data, analyzer) in files.items()
-            if full or live.get(p) != (emit.content_hash(data), analyzer_id(analyzer))
-        }
+        changed = {p for p in files if full or live.get(p) != (files.hash(p), analyzer_id(files.analyzer(p)))}
         # Files a resolver handles but has not enriched yet are analyzed again for it.
         unenriched = self._unenriched(target, files) - changed
         deleted = set(live) - set(files)
@@ -404,6 +401,8 @@ class Indexer:
         summary.deleted = len(deleted)
         state_add, state_remove = self._resource_state(target, info)
         lap("compare")
+        if files.fingerprints != known:
+            save_fingerprints(self._fingerprint_file(target), files.fingerprints)
         if not changed and not deleted and not state_add and not unenriched:
             summary.seconds = time.perf_counter() - started
             summary.timings = laps
@@ -418,10 +417,13 @@ class Indexer:
 
         links = {p: cache[p] for p in files if p not in results and p in cache}
         links.update({p: r.link for p, r in results.items()})
-        table = symbol_table(target, links)
         relink = self._relink_set(cache, results, deleted, links) - set(results)
         if relink:
             results.update(self._analyze(target, files, relink, summary))
+        # Linking a few files of many needs only the names they use.
+        few = len(results) * 4 < len(links)
+        wanted = set().union(*(r.link.names for r in results.values())) if few else None
+        table = symbol_table(target, links, wanted)
         lap("link")
 
         resolved = self._resolve(target, files, results)
@@ -432,21 +434,24 @@ class Indexer:
             edges = self._edge_text(target, p, r.references, table, summary, own)
             desired[p] = "\n".join([r.ntriples, edges, *(own.lines if own else ())])
             r.ntriples = ""  # one copy of the text at a time: big resources hold a lot of it
-        directories = _directory_text(target, files)
         # Nothing of this resource is live (not even a directory node left by a run that
         # deleted every file): every IRI the run writes is new.
         first_index = not live and not self.store.raw.query(f"ASK {{ ?s <{UKO}sourceResource> <{target.iri}> }}")
+        # A directory node only changes when a file appears in it or leaves it (the root
+        # also carries the resource's name); a full run rewrites them all.
+        scope = None if first_index or full else _ancestors((set(files) - set(live)) | deleted) | {""}
+        directories = _directory_text(target, files, scope)
         if first_index:
             summary.entities_added = sum(r.entities for r in results.values())
         for r in results.values():
-            self.content.put(r.link.content_hash, files[r.path][0])
+            self.content.put(r.link.content_hash, files[r.path])
         lap("emit")
 
         if first_index and info.external_id is None and len(desired) > self.options.batch_files:
             self._commit_in_batches(desired, directories, info, summary)
             request = None
         else:
-            request = self._request(target, desired, directories, deleted, first_index, info, summary)
+            request = self._request(target, desired, directories, scope, deleted, first_index, info, summary)
         if state_add:
             request = request or CommitRequest(**_commit_fields(info))
             if request.add_ntriples is not None:  # the bulk path reads only the N-Triples
@@ -497,32 +502,6 @@ class Indexer:
 
     # -- steps -------------------------------------------------------------------------
 
-    def _read(self, snapshot: Snapshot, paths: list[str], summary: IndexSummary) -> dict[str, tuple[bytes, Analyzer]]:
-        files: dict[str, tuple[bytes, Analyzer]] = {}
-        reader = getattr(snapshot, "read_many", None)
-        wanted: list[tuple[str, Analyzer]] = []
-        for path in paths:
-            analyzer = self.analyzers.for_path(path)
-            if analyzer is None:
-                summary.skipped.append(Skipped(path, "no analyzer for this file type"))
-            else:
-                wanted.append((path, analyzer))
-        by_path = dict(wanted)
-        if reader is not None:
-            loaded = reader([p for p, _ in wanted])
-        else:
-            loaded = (_read_one(snapshot, p, summary) for p, _ in wanted)
-        for path, data in loaded:
-            if data is None:
-                continue
-            analyzer = by_path[path]
-            reason = _unreadable_reason(data, binary_ok=getattr(analyzer, "binary", False))
-            if reason:
-                summary.skipped.append(Skipped(path, reason))
-            else:
-                files[path] = (data, analyzer)
-        return files
-
     def _live_files(self, target: Target) -> dict[str, tuple[str, str]]:
         """path -> (content hash, analyzer id) of the file nodes currently in the graph."""
         rows = self.store.raw.query(
@@ -532,9 +511,14 @@ class Indexer:
         return {row["path"].value: (row["hash"].value, row["by"].value) for row in rows}
 
     def _analyze(
-        self, target: Target, files: dict[str, tuple[bytes, Analyzer]], paths: Iterable[str], summary: IndexSummary
+        self, target: Target, files: SourceFiles, paths: Iterable[str], summary: IndexSummary
     ) -> dict[str, FileResult]:
-        jobs = [(p, files[p][0]) for p in sorted(paths)]
+        jobs: list[tuple[str, bytes]] = []
+        for path in sorted(paths):
+            try:
+                jobs.append((path, files[path]))
+            except OSError as exc:  # it changed under a fingerprint that had not noticed yet
+                summary.errors.append(FileError(path, f"unreadable: {exc.strerror or exc}"))
         out: dict[str, FileResult] = {}
         for result in analyze_files(jobs, self.analyzers, target, self.options.max_file_bytes, self.progress):
             if isinstance(result, FileError):
@@ -601,9 +585,7 @@ class Indexer:
             lines += emit.edge_lines(s, p, o, confidence, by)
         return "\n".join(lines)
 
-    def _resolve(
-        self, target: Target, files: dict[str, tuple[bytes, Analyzer]], results: dict[str, FileResult]
-    ) -> dict[str, ResolvedFile]:
+    def _resolve(self, target: Target, files: SourceFiles, results: dict[str, FileResult]) -> dict[str, ResolvedFile]:
         """Every resolver's answers for the files of this run that it handles."""
         out: dict[str, ResolvedFile] = {}
         if not self.resolvers or not results:
@@ -615,11 +597,10 @@ class Indexer:
                 outlines[path] = self._graph_outline(target, path)
             return outlines[path]
 
-        data = {p: d for p, (d, _) in files.items()}
         for resolver in self.resolvers:
             batch = {p: r.references for p, r in results.items() if p not in out and resolver.handles(p)}
             if batch:
-                out.update(resolver.resolve(target, data, batch, outline))
+                out.update(resolver.resolve(target, files, batch, outline))
         return out
 
     def _graph_outline(self, target: Target, path: str) -> tuple[OutlineEntry, ...]:
@@ -637,7 +618,7 @@ class Indexer:
             out.append(OutlineEntry(parts[2], row["name"].value, start, end))
         return tuple(out)
 
-    def _unenriched(self, target: Target, files: dict[str, tuple[bytes, Analyzer]]) -> set[str]:
+    def _unenriched(self, target: Target, files: SourceFiles) -> set[str]:
         if not self.resolvers:
             return set()
         rows = self.store.raw.query(
@@ -654,6 +635,7 @@ class Indexer:
         target: Target,
         desired: dict[str, str],
         directories: str,
+        scope: set[str] | None,
         deleted: set[str],
         first_index: bool,
         info: CommitInfo,
@@ -666,7 +648,7 @@ class Indexer:
             return CommitRequest(add_ntriples=text.encode("utf-8", errors="replace"), new_subjects=True, **common)
         # Both sides as Oxigraph's canonical N-Triples lines, so the diff is a set difference.
         new = _canonical_lines(text.encode("utf-8", errors="replace"))
-        old = self._live_lines(target, set(desired) | deleted)
+        old = self._live_lines(target, set(desired) | deleted, scope)
         add = new - old
         remove = old - new
         if not add and not remove:
@@ -691,9 +673,10 @@ class Indexer:
                 remove += [(node, ox.NamedNode(predicate), o) for o in current]
         return add, remove
 
-    def _live_lines(self, target: Target, paths: set[str]) -> set[str]:
+    def _live_lines(self, target: Target, paths: set[str], directories: set[str] | None) -> set[str]:
         """The asserted, current triples of these files' nodes, of their edges' reifiers, and
-        of the resource's directory nodes, as canonical N-Triples lines.
+        of these directory nodes of the resource (None: all of them), as canonical N-Triples
+        lines.
 
         Reifier IRIs are derived from the edges (``emit.edge_iri``), so they are fetched by
         IRI; matching ``rdf:reifies <<( ?s ?p ?o )>>`` would scan every reifier instead.
@@ -707,10 +690,16 @@ class Indexer:
                 f"VALUES ?path {{ {values} }} ?s <{UKO}sourcePath> ?path ; {_OF_RESOURCE.format(target.iri)} "
                 f"?s ?p ?o . FILTER(?p NOT IN ({not_temporal}))"
             )
-        lines |= self._construct(
-            f"?s a <{UKO_CODE}Package> ; {_OF_RESOURCE.format(target.iri)} "
-            f"?s ?p ?o . FILTER(?p NOT IN ({not_temporal}))"
-        )
+        if directories is None:
+            lines |= self._construct(
+                f"?s a <{UKO_CODE}Package> ; {_OF_RESOURCE.format(target.iri)} "
+                f"?s ?p ?o . FILTER(?p NOT IN ({not_temporal}))"
+            )
+        else:
+            values = " ".join(f"<{emit.directory_iri(target.ulid, d)}>" for d in sorted(directories))
+            lines |= self._construct(
+                f"VALUES ?s {{ {values} }} ?s a <{UKO_CODE}Package> ; ?p ?o . FILTER(?p NOT IN ({not_temporal}))"
+            )
         edges = [emit.edge_iri(*_iris(line)) for line in lines if line.endswith(">") and " <<(" not in line]
         for start in range(0, len(edges), 1000):
             values = " ".join(f"<{iri}>" for iri in edges[start : start + 1000])
@@ -725,6 +714,9 @@ class Indexer:
 
     def _cache_file(self, target: Target) -> Path:
         return self.cache_dir / f"{target.ulid}.pickle"
+
+    def _fingerprint_file(self, target: Target) -> Path:
+        return self.cache_dir / f"{target.ulid}.files.pickle"
 
     def _load_cache(self, target: Target) -> dict[str, LinkData]:
         if target.ulid in self._link_cache:
@@ -745,13 +737,20 @@ class Indexer:
         self._link_cache[target.ulid] = files
 
 
-def symbol_table(target: Target, links: dict[str, LinkData]) -> SymbolTable:
-    """Every name the resource's files define, for resolving references by name."""
+def symbol_table(target: Target, links: dict[str, LinkData], wanted: set[str] | None = None) -> SymbolTable:
+    """Every name the resource's files define, for resolving references by name; with
+    ``wanted`` (the names some files' references use: ``LinkData.names``), only the
+    definitions those references can reach. An incremental run links a few files, and
+    building the whole table of a big resource would cost more than everything else."""
     table = SymbolTable()
     for path, link in links.items():
-        node = emit.file_iri(target.ulid, path)
+        node = ""
         for namespace, name, key in link.symbols:
-            table.define(namespace, name, emit.entity_iri(node, key))
+            if wanted is None or name in wanted or simple_part(name) in wanted:
+                node = node or emit.file_iri(target.ulid, path)
+                table.define(namespace, name, emit.entity_iri(node, key))
+            else:
+                table.add_root(namespace, name)
     return table
 
 
@@ -787,34 +786,18 @@ def _cached(cache: dict[str, LinkData], path: str) -> tuple[str, str] | None:
     return (link.content_hash, link.analyzer) if link else None
 
 
-def _read_one(snapshot: Snapshot, path: str, summary: IndexSummary) -> tuple[str, bytes | None]:
-    try:
-        return path, snapshot.read(path)
-    except FileNotFoundError:
-        summary.skipped.append(Skipped(path, "vanished while indexing"))
-    except PermissionError:
-        summary.skipped.append(Skipped(path, "unreadable: permission denied"))
-    except IsADirectoryError:
-        summary.skipped.append(Skipped(path, "not a regular file"))
-    except OSError as exc:
-        summary.skipped.append(Skipped(path, f"unreadable: {exc.strerror or exc}"))
-    return path, None
+def _ancestors(paths: Iterable[str]) -> set[str]:
+    """The directories holding these paths, up to the root (``""``)."""
+    out: set[str] = set()
+    for path in paths:
+        parts = path.split("/")
+        out.update("/".join(parts[:depth]) for depth in range(len(parts)))
+    return out
 
 
-def _unreadable_reason(data: bytes, *, binary_ok: bool) -> str | None:
-    if binary_ok:
-        return None
-    if b"\0" in data[:_BINARY_SNIFF]:
-        return "binary file"
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return f"not valid UTF-8 (byte {exc.start}: {exc.reason})"
-    return None
-
-
-def _directory_text(target: Target, files: dict[str, tuple[bytes, Analyzer]]) -> str:
-    """Package nodes for every directory holding an indexed file, with uko:contains."""
+def _directory_text(target: Target, files: Iterable[str], scope: set[str] | None = None) -> str:
+    """Package nodes for every directory holding an indexed file (or only for the
+    directories in ``scope``), with uko:contains."""
     children: dict[str, set[str]] = {"": set()}
     python_packages: set[str] = set()
     for path in files:
@@ -830,6 +813,8 @@ def _directory_text(target: Target, files: dict[str, tuple[bytes, Analyzer]]) ->
             python_packages.add(parent)
     lines: list[str] = []
     for directory, members in children.items():
+        if scope is not None and directory not in scope:
+            continue
         node = emit.directory_iri(target.ulid, directory)
         lines.append(f"<{node}> <{RDF_TYPE}> <{UKO_CODE}Package> .")
         if directory in python_packages:

@@ -40,6 +40,11 @@ class SymbolTable:
         self.simple[namespace].setdefault(simple_part(name), []).append(iri)
         self.roots[namespace].add(_root(name))
 
+    def add_root(self, namespace: str, name: str) -> None:
+        """Record that ``name`` is defined inside without making it resolvable (a table
+        built for a few files' references skips the names they don't use)."""
+        self.roots[namespace].add(_root(name))
+
     def _outside(self, reference: Reference) -> bool:
         """The analyzer named the target through code that is not indexed (e.g. an import
         from the standard library): a bare-name match inside would be a wrong guess."""

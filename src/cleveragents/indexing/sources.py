@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +53,16 @@ class Snapshot(Protocol):
 
     def size(self, path: str) -> int: ...
 
+    def fingerprint(self, path: str) -> str | None:
+        """A cheap token that changes whenever the file's content does, or None when the
+        snapshot can't promise that; an unchanged token lets a run skip reading the file."""
+        ...
+
+
+# A file modified this recently may change again within the same mtime tick without its
+# size changing ("racy git"): its stat is not trusted until it is older.
+_RACY_SECONDS = 2.0
+
 
 class DirectorySnapshot:
     """A directory as it is on disk now. Symlinks are not followed (no loops, no escapes)."""
@@ -92,6 +103,15 @@ class DirectorySnapshot:
 
     def size(self, path: str) -> int:
         return (self.root / path).stat().st_size
+
+    def fingerprint(self, path: str) -> str | None:
+        try:
+            st = (self.root / path).stat()
+        except OSError:
+            return None
+        if st.st_mtime > time.time() - _RACY_SECONDS:
+            return None
+        return f"stat:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
 
 
 class GitWorkTreeSnapshot(DirectorySnapshot):
@@ -143,6 +163,9 @@ class GitCommitSnapshot:
 
     def size(self, path: str) -> int:
         return self.blobs[path][1]
+
+    def fingerprint(self, path: str) -> str | None:
+        return f"blob:{self.blobs[path][0]}"
 
     def read(self, path: str) -> bytes:
         return _git(self.repo, "cat-file", "blob", self.blobs[path][0])
