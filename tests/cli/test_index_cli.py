@@ -127,11 +127,15 @@ def test_watch_reindexes_on_change_and_stops_on_ctrl_c(tmp_path: Path, project: 
         text=True,
     )
     try:
-        time.sleep(3)  # the first (no-op) run and the observer start
-        (project / "pkg" / "extra.py").write_text("def added():\n    return 1\n")
-        deadline = time.monotonic() + 60
+        # The watcher may take a while to start on a loaded machine, and a write made before
+        # its observer runs is never seen: the file is written again until the graph has it.
+        deadline = time.monotonic() + 90
         found = ""
+        attempt = 0
         while time.monotonic() < deadline and "added" not in found:
+            if attempt % 5 == 0:
+                (project / "pkg" / "extra.py").write_text(f"def added():\n    return {attempt}\n")
+            attempt += 1
             time.sleep(1)
             query = subprocess.run(
                 [
