@@ -13,9 +13,7 @@ import difflib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import pyoxigraph as ox
+from typing import TYPE_CHECKING, Any
 
 from cleveragents.config import Config
 from cleveragents.context.model import AssembledContext, ContextRequest, PlanContext, TemporalScope
@@ -28,6 +26,9 @@ from cleveragents.services import context_records, entities, indexing, rendering
 from cleveragents.services.context_records import RecordedAssembly
 from cleveragents.services.workspace import Workspace
 from cleveragents.terms import ID
+
+if TYPE_CHECKING:
+    from cleveragents.context.protocols import GraphBackend
 
 MAX_FOCUS_MATCHES = 25  # one focus item (a directory, a common name) expands to at most this many nodes
 
@@ -84,35 +85,16 @@ def _scope_clause(resources: Sequence[str]) -> str:
     return f"?n uko:sourceResource ?scope . VALUES ?scope {{ {values} }}"
 
 
-def _select(store: GraphStore, view: Any, where: str, resources: Sequence[str]) -> list[str]:
-    query = f"SELECT DISTINCT ?n WHERE {{ {where} {_scope_clause(resources)} }} ORDER BY ?n LIMIT {MAX_FOCUS_MATCHES}"
-    return [row["n"].value for row in store.query(query, view=view)]
+def resolve_focus_item(graph: GraphBackend, item: str, resources: Sequence[str]) -> list[str]:
+    """The IRIs one focus item names, by the resolution the strategies use for the names
+    they find: an IRI as it is, else the strongest kind of match among qualified name,
+    path (a directory names its directory node), suffix and plain name; at most
+    MAX_FOCUS_MATCHES of them."""
+    from cleveragents.strategies import _common as common
 
-
-def resolve_focus_item(store: GraphStore, view: Any, item: str, resources: Sequence[str]) -> list[str]:
-    """The IRIs one focus item names, best tier only: an IRI as it is (if it exists); a
-    path (exact, then as a suffix, then the files under a directory); a symbol (exact
-    qualified name, then a qualified-name suffix, then a simple name)."""
-    text = item.strip().strip("<>")
-    if text.startswith(("http://", "https://")):
-        return _select(store, view, f"BIND({ox.NamedNode(text)} AS ?n) ?n uko:sourceResource ?any .", resources)
-    literal = ox.Literal(text)
-    path = text.removeprefix("./").rstrip("/")
-    tiers = [
-        f'?n uko:sourcePath {ox.Literal(path)} . FILTER(!CONTAINS(STR(?n), "#"))',
-        f'?n uko:sourcePath ?p . FILTER(STRENDS(?p, {ox.Literal("/" + path)}) && !CONTAINS(STR(?n), "#"))',
-        f'?n uko:sourcePath ?p . FILTER(STRSTARTS(?p, {ox.Literal(path + "/")}) && !CONTAINS(STR(?n), "#"))',
-        f"?n uko-code:qualifiedName {literal} .",
-        # Anchored on the name (indexed) rather than scanning every qualified name.
-        f"?n uko:name {ox.Literal(text.rsplit('.', 1)[-1])} ; uko-code:qualifiedName ?q . "
-        f"FILTER(STRENDS(?q, {ox.Literal('.' + text)}))",
-        f"?n uko:name {literal} ; uko:sourcePath ?p .",
-    ]
-    for where in tiers:
-        found = _select(store, view, where, resources)
-        if found:
-            return found
-    return []
+    key = item.strip().strip("<>").removeprefix("./")
+    key = key.rstrip("/") or key
+    return sorted(common.resolve_focus(graph, frozenset(resources) or None, [key])[key])[:MAX_FOCUS_MATCHES]
 
 
 def close_matches(store: GraphStore, view: Any, item: str, resources: Sequence[str], n: int = 5) -> list[str]:
@@ -148,19 +130,25 @@ def resolve_scope(
         if request.resources:
             resources = sorted(set(request.resources))
         view = store.view(revision)
+        from cleveragents.context.backends.graph import StoreGraphBackend
+
+        graph = StoreGraphBackend(ws, revision)
         matches: dict[str, list[str]] = {}
-        for item in request.focus:  # entities stay names: strategies match them themselves
-            found = resolve_focus_item(store, view, item, resources)
-            if not found:
-                close = close_matches(store, view, item, resources)
-                hint = f"; close matches: {', '.join(close)}" if close else ""
-                where = f" in project '{project}'" if project else ""
-                raise NotFoundError(
-                    f"focus '{item}' matches no indexed file or symbol{where} at revision {revision}{hint}",
-                    suggestions=close or ["agents graph query 'SELECT ?p WHERE { ?n uko:sourcePath ?p }'"],
-                    data={"focus": item, "close_matches": close},
-                )
-            matches[item] = found
+        try:
+            for item in request.focus:  # entities stay names: strategies match them themselves
+                found = resolve_focus_item(graph, item, resources)
+                if not found:
+                    close = close_matches(store, view, item, resources)
+                    hint = f"; close matches: {', '.join(close)}" if close else ""
+                    where = f" in project '{project}'" if project else ""
+                    raise NotFoundError(
+                        f"focus '{item}' matches no indexed file or symbol{where} at revision {revision}{hint}",
+                        suggestions=close or ["agents graph query 'SELECT ?p WHERE { ?n uko:sourcePath ?p }'"],
+                        data={"focus": item, "close_matches": close},
+                    )
+                matches[item] = found
+        finally:
+            graph.close()
         head = store.head
     focus = list(dict.fromkeys(iri for found in matches.values() for iri in found))
     return Scope(project_iri, resources, revision, focus, matches, head)
