@@ -125,12 +125,14 @@ def test_simulate(cli: Cli) -> None:
         (("--query", "x", "--as-of", "not-a-revision"), 1, "unknown --as-of 'not-a-revision'"),
         ((), 2, "give a --query, a --focus, or both"),
         (("--query", "x", "--format", "turtle"), 2, "--format turtle is for RDF"),
+        # A budget below the preamble and the smallest fragment: an empty, explained result.
+        (("--query", "hooks", "--budget", "5"), 0, "fewer than the smallest fragment (10 tokens)"),
     ],
 )
 def test_bad_input(cli: Cli, args: tuple[str, ...], code: int, message: str) -> None:
     result = cli("context", "assemble", *args, fmt="plain")
     assert result.code == code, (result.out, result.err)
-    assert message in result.err
+    assert message in (result.err if code else result.out + result.err)
 
 
 def test_show_unknown_or_malformed_hash(cli: Cli) -> None:

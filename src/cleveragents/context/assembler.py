@@ -131,7 +131,8 @@ class ContextAssembler:
             preamble = self._preamble(fragments, strategies_used, budget, explanation)
             self._explain(explanation, notes, candidates, allocations, raw, ordered, scored)
             if not fragments:
-                explanation["empty_reason"] = self._why_empty(candidates, raw)
+                smallest = int(getattr(c.budget_packer, "min_fragment_tokens", 1))
+                explanation["empty_reason"] = self._why_empty(candidates, raw, fragment_budget, smallest)
             explanation["timings_ms"]["phase3"] = _ms(start)
             return build_context(fragments, preamble, budget, strategies_used, self.counter, explanation)
 
@@ -308,9 +309,13 @@ class ContextAssembler:
         return build_context([], None, max(budget, 0), [], self.counter, explanation)
 
     @staticmethod
-    def _why_empty(candidates: list[tuple[ContextStrategy, float]], raw: list[ContextFragment]) -> str:
+    def _why_empty(
+        candidates: list[tuple[ContextStrategy, float]], raw: list[ContextFragment], room: int, smallest: int
+    ) -> str:
         if not candidates:
             return "no strategy can handle this request with the available backends"
+        if room < smallest:
+            return f"{room} token(s) are left for fragments, fewer than the smallest fragment ({smallest} tokens)"
         if not raw:
             return "the selected strategies found nothing (or failed; see failures)"
         return "no fragment fits the budget"
