@@ -13,6 +13,7 @@ import pytest
 
 from cleveragents.indexing import emit
 from tests.cli.test_graph_cli import Cli, initialized_cli
+from tests.signals import interruptible
 
 SUMMARY_KEYS = {
     "resource", "files_seen", "analyzed", "unchanged", "deleted", "skipped", "errors", "parse_problems",
@@ -125,6 +126,7 @@ def test_watch_reindexes_on_change_and_stops_on_ctrl_c(tmp_path: Path, project: 
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=interruptible,
     )
     try:
         # The watcher may take a while to start on a loaded machine, and a write made before

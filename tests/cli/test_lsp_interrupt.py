@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from tests.lsp.test_runtime import _group_alive, gone
+from tests.signals import interruptible
 
 AGENTS = [str(Path(sys.executable).parent / "agents")]
 
@@ -45,7 +46,13 @@ def test_ctrl_c_leaves_no_server_behind(tmp_path: Path) -> None:
         text=True,
     )
     assert added.returncode == 0, added.stderr
-    run = subprocess.Popen([*AGENTS, "index", "--lsp"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    run = subprocess.Popen(
+        [*AGENTS, "index", "--lsp"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=interruptible,
+    )
     servers: list[int] = []
     deadline = time.monotonic() + 120
     while not servers and time.monotonic() < deadline and run.poll() is None:
