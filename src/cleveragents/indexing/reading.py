@@ -48,6 +48,13 @@ class SourceFiles(Mapping[str, bytes]):
     def __len__(self) -> int:
         return len(self.analyzers)
 
+    def add(self, path: str, analyzer: Analyzer, content_hash: str, data: bytes | None = None) -> None:
+        """A file of the run; without ``data`` it is read when something asks for its bytes."""
+        self.analyzers[path] = analyzer
+        self.hashes[path] = content_hash
+        if data is not None:
+            self._data[path] = data
+
     def analyzer(self, path: str) -> Analyzer:
         return self.analyzers[path]
 
@@ -74,8 +81,7 @@ def read_files(
         fingerprint = snapshot.fingerprint(path)
         record = known.get(path)
         if fingerprint is not None and record is not None and record[0] == fingerprint:
-            files.analyzers[path] = analyzer
-            files.hashes[path] = record[1]
+            files.add(path, analyzer, record[1])
             files.fingerprints[path] = record
         else:
             wanted.append((path, analyzer, fingerprint))
@@ -93,11 +99,9 @@ def read_files(
         if reason:
             skipped.append(Skipped(path, reason))
             continue
-        files.analyzers[path] = analyzer
-        files.hashes[path] = emit.content_hash(data)
-        files._data[path] = data
+        files.add(path, analyzer, emit.content_hash(data), data)
         if fingerprint is not None:
-            files.fingerprints[path] = (fingerprint, files.hashes[path])
+            files.fingerprints[path] = (fingerprint, files.hash(path))
     files.analyzers = dict(sorted(files.analyzers.items()))
     return files
 
