@@ -517,7 +517,7 @@ class Indexer:
         for path in sorted(paths):
             try:
                 jobs.append((path, files[path]))
-            except OSError as exc:  # it changed under a fingerprint that had not noticed yet
+            except OSError as exc:  # a file trusted by its fingerprint, read only now, and gone or unreadable
                 summary.errors.append(FileError(path, f"unreadable: {exc.strerror or exc}"))
         out: dict[str, FileResult] = {}
         for result in analyze_files(jobs, self.analyzers, target, self.options.max_file_bytes, self.progress):
