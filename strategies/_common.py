@@ -33,6 +33,11 @@ MIN_FRAGMENT_TOKENS = 10  # architecture.md [context.pipeline.budget-packer] min
 MIN_FRAGMENTS, MAX_FRAGMENTS, TOKENS_PER_FRAGMENT = 48, 400, 40
 
 
+def search_text(request: ContextRequest) -> str:
+    """What to search for: the query, else the named entities and focus keys."""
+    return (request.query or " ".join([*request.entities, *request.focus])).strip()
+
+
 def fragment_cap(budget: int) -> int:
     """How many fragments a strategy renders for a budget: more budget, more of the ranking."""
     return max(MIN_FRAGMENTS, min(MAX_FRAGMENTS, budget // TOKENS_PER_FRAGMENT))

@@ -109,7 +109,7 @@ class Arce(common.StrategyBase):
         # Retrieve: each source scores nodes in 0..1
         found: dict[str, dict[str, float]] = {}
         limit = common.fragment_cap(budget)
-        query = (request.query or " ".join([*request.entities, *request.focus])).strip()
+        query = common.search_text(request)
         if query and backends.text is not None:
             hits = backends.text.search(query, resource_filter=common.filter_of(scope), limit=limit)
             top = max((h.score for h in hits), default=0.0) or 1.0

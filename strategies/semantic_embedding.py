@@ -7,7 +7,6 @@ from __future__ import annotations
 from cleveragents.context.model import ContextFragment, ContextRequest, PlanContext, StrategyCapabilities
 from cleveragents.context.protocols import BackendSet
 from cleveragents.strategies import _common as common
-from cleveragents.strategies.simple_keyword import search_text
 
 NAME = "semantic-embedding"
 THRESHOLD = 0.2  # MiniLM cosine: below this, neighbors are noise for code queries
@@ -21,7 +20,7 @@ class SemanticEmbedding(common.StrategyBase):
     description = "Nearest nodes to the query's embedding (all-MiniLM-L6-v2, FAISS)."
 
     def can_handle(self, request: ContextRequest, backends: BackendSet) -> float:
-        if backends.vector is None or not search_text(request):
+        if backends.vector is None or not common.search_text(request):
             return 0.0
         return 0.7 if request.query else 0.3  # prose queries are where embeddings help most
 
@@ -29,7 +28,7 @@ class SemanticEmbedding(common.StrategyBase):
         self, request: ContextRequest, backends: BackendSet, budget: int, plan_context: PlanContext
     ) -> list[ContextFragment]:
         self._notes = []
-        vector, query = backends.vector, search_text(request)
+        vector, query = backends.vector, common.search_text(request)
         scope = common.scope_of(request, backends)
         if vector is None or not query or budget <= 0 or (scope is not None and not scope):
             self._notes.append("nothing to search for, no vector backend, no budget or an empty scope")

@@ -10,11 +10,6 @@ from cleveragents.strategies import _common as common
 NAME = "simple-keyword"
 
 
-def search_text(request: ContextRequest) -> str:
-    """What to search for: the query, else the named entities and focus keys."""
-    return (request.query or " ".join([*request.entities, *request.focus])).strip()
-
-
 class SimpleKeyword(common.StrategyBase):
     """BM25 hits -> fragments."""
 
@@ -23,7 +18,7 @@ class SimpleKeyword(common.StrategyBase):
     description = "BM25 search over code and documents, best hits rendered at the requested depth."
 
     def can_handle(self, request: ContextRequest, backends: BackendSet) -> float:
-        if backends.text is None or not search_text(request):
+        if backends.text is None or not common.search_text(request):
             return 0.0
         return 0.5 if request.query else 0.3  # names alone are better served by the graph
 
@@ -31,7 +26,7 @@ class SimpleKeyword(common.StrategyBase):
         self, request: ContextRequest, backends: BackendSet, budget: int, plan_context: PlanContext
     ) -> list[ContextFragment]:
         self._notes = []
-        text, query = backends.text, search_text(request)
+        text, query = backends.text, common.search_text(request)
         scope = common.scope_of(request, backends)
         if text is None or not query or budget <= 0 or (scope is not None and not scope):
             self._notes.append("nothing to search for, no text backend, no budget or an empty scope")
