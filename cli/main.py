@@ -55,7 +55,11 @@ PROG = "agents"
 
 class AgentsGroup(TyperGroup):
     """Root group: Ctrl+C inside any command becomes ``Interrupted`` so that ``run()``
-    sees it (typer would otherwise swallow it into a bare exit code 130)."""
+    sees it (typer would otherwise swallow it into a bare exit code 130); ``--format``
+    is accepted after any command (see ``hoist_format``)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, hoist_format(self, args))
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -65,6 +69,33 @@ class AgentsGroup(TyperGroup):
             if was_rendered(exc):
                 mark_rendered(cancelled)
             raise cancelled from exc
+
+
+def hoist_format(root: Any, args: list[str]) -> list[str]:
+    """Move ``--format X`` written after a command without its own ``--format`` to the
+    front, where the global option reads it: the spec writes both ``agents --format json
+    project list`` and ``agents project list --format json``."""
+    command, end = root, 0
+    for i, token in enumerate(args):
+        if token == "--":
+            break
+        sub = getattr(command, "commands", {}).get(token)
+        if sub is not None:
+            command, end = sub, i + 1
+    if command is root or any("--format" in getattr(p, "opts", ()) for p in command.params):
+        return args
+    head, tail, moved = args[:end], [], []
+    rest = iter(args[end:])
+    for token in rest:
+        if token == "--":
+            tail += [token, *rest]
+        elif token == "--format":
+            moved += [token, next(rest, "")]
+        elif token.startswith("--format="):
+            moved.append(token)
+        else:
+            tail.append(token)
+    return [*moved, *head, *tail] if moved else args
 
 
 def _print_version(value: bool) -> None:

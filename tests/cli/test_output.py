@@ -499,6 +499,20 @@ def test_format_resolution_order_flag_env_config_terminal(isolated: Path):
     assert run_cli("config", "get", "format", env=env).stdout == "format auto (source: default)\n"
 
 
+def test_format_after_the_command_is_the_global_format(isolated: Path, capsys: pytest.CaptureFixture[str]):
+    """`agents config list --format json` as the spec writes it, for every command without
+    its own --format; the command's own --format, where it has one, is left to it."""
+    assert run(["config", "list", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["command"] == "config list" and doc["status"] == "ok"
+    assert run(["config", "get", "--format=yaml", "format"]) == 0
+    assert capsys.readouterr().out.startswith("command: config get")
+    assert run(["config", "list", "--format", "xml"]) == 2
+    assert "Invalid value for 'format'" in capsys.readouterr().err
+    assert run(["config", "set", "format", "--", "--format"]) == 1  # after --, a value
+    assert "--format" in capsys.readouterr().err
+
+
 # --- exit codes through run() ----------------------------------------------------------
 
 
