@@ -24,7 +24,7 @@ from cleveragents.indexing.model import Entity, FileAnalysis, Problem, RenderReq
 from cleveragents.terms import UKO_DATA
 
 from . import _schemas as model
-from . import sql
+from .sql import script_reader
 
 MAGIC = b"SQLite format 3\x00"
 DATABASE = UKO_DATA + "Database"
@@ -111,7 +111,7 @@ class _Introspection:
         """The table or view as its stored CREATE statement describes it."""
         if not text:
             return None
-        script = sql.read(text, "sqlite")
+        script = script_reader().read(text, "sqlite")
         return script.catalog.tables[0] if script.catalog.tables else None
 
     def table(self, kind: str, name: str, text: str | None) -> None:
@@ -166,13 +166,13 @@ class _Introspection:
                 continue
             text = statements.get(name)
             definition = str(text).rstrip(";") + ";" if text else ""
-            written = sql.read(definition, "sqlite").catalog.indexes if definition else []
+            written = script_reader().read(definition, "sqlite").catalog.indexes if definition else []
             if written and len(written[0].columns) == len(columns):  # expressions as written, not '(expression)'
                 columns = written[0].columns
             table.indexes.append(model.Index(str(name), table.name, columns, bool(unique), definition))
 
     def trigger(self, name: str, table: str, text: str) -> None:
-        script = sql.read(text, "sqlite")
+        script = script_reader().read(text, "sqlite")
         timing = script.catalog.triggers[0].timing if script.catalog.triggers else ""
         self.catalog.triggers.append(model.Trigger(name, table, timing, text.rstrip().rstrip(";") + ";"))
 

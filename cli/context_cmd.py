@@ -8,22 +8,29 @@ recorded in the graph; ``show HASH`` re-renders one at its recorded revision.
 
 from __future__ import annotations
 
+import importlib
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from pydantic import ValidationError as PydanticValidationError
 
-from cleveragents.context.model import AssembledContext, ContextRequest
 from cleveragents.errors import UsageError
 from cleveragents.indexing.emit import split_iri
 from cleveragents.output import ColumnDef, OutputSession
-from cleveragents.services import context as service
 from cleveragents.terms import compact
 
 from .context import AppContext, get_context
 from .graph_cmd import agent_name, use_format, workspace
 from .rendering import is_structured, listed, record, render_commit
+
+if TYPE_CHECKING:
+    from cleveragents.context.model import AssembledContext, ContextRequest
+
+
+def _service() -> Any:
+    """The context service, imported on first use: with the strategies and pydantic models
+    behind it, every other command would pay ~0.13 s for it at start-up."""
+    return importlib.import_module("cleveragents.services.context")
 
 app = typer.Typer(
     help="Assemble context for a question within a token budget; simulate an assembly; show a recorded one.",
@@ -111,6 +118,10 @@ def build_request(
     """The request the options describe; bad values are usage errors naming the option."""
     if budget is not None and budget <= 0:
         raise UsageError(f"--budget must be a positive number of tokens, got {budget}")
+    from pydantic import ValidationError as PydanticValidationError
+
+    from cleveragents.context.model import ContextRequest
+
     options = {"breadth": "--breadth", "max_tokens": "--budget", "depth": "--depth"}
     try:
         return ContextRequest(
@@ -237,7 +248,7 @@ def _render_context(
     extra: dict[str, Any],
 ) -> None:
     if markdown:
-        out.text(service.markdown(context), key="context")
+        out.text(_service().markdown(context), key="context")
         return
     if is_structured(app_ctx):
         for key, value in extra.items():
@@ -247,7 +258,7 @@ def _render_context(
     if explain:
         _explain(out, context.explanation)
     out.table("Fragments", FRAGMENT_COLUMNS, rows=_fragment_rows(context), key="fragments", empty_message="none")
-    out.text(service.markdown(context), key="context")
+    out.text(_service().markdown(context), key="context")
 
 
 # --- commands --------------------------------------------------------------------------------
@@ -279,7 +290,7 @@ def assemble(
         )
         if not request.query and not request.focus:
             raise UsageError("give a --query, a --focus, or both: there is nothing to assemble context for")
-        done = service.assemble_detailed(
+        done = _service().assemble_detailed(
             workspace(app_ctx),
             request,
             project=project,
@@ -301,7 +312,7 @@ def assemble(
             done.context,
             markdown=markdown,
             explain=explain,
-            extra={"scope": service.scope_dict(done.scope), "recorded": done.recorded},
+            extra={"scope": _service().scope_dict(done.scope), "recorded": done.recorded},
         )
         if done.commit is not None and not markdown:
             render_commit(out, done.commit, f"context assemble {done.context.context_hash[:19]}")
@@ -328,7 +339,7 @@ def simulate(
         request = build_request(
             query=query, focus=focus, breadth=breadth, depth=depth, budget=budget, strategies=strategy, as_of=as_of
         )
-        result = service.simulate(workspace(app_ctx), request, project=project, config=app_ctx.config)
+        result = _service().simulate(workspace(app_ctx), request, project=project, config=app_ctx.config)
         if is_structured(app_ctx):
             out.data("simulation", result)
             return
@@ -371,7 +382,7 @@ def show(
     app_ctx = get_context(ctx)
     markdown = _format(app_ctx, output_format)
     with app_ctx.session("context show") as out:
-        shown = service.show(workspace(app_ctx), context_hash)
+        shown = _service().show(workspace(app_ctx), context_hash)
         recorded = shown.recorded
         if not markdown and not is_structured(app_ctx):
             record(
@@ -415,7 +426,7 @@ def index(ctx: typer.Context, project: Project = None) -> None:
                 bar.append(out.progress("Embedding documents", total))
             bar[0].set_progress(done, total)
 
-        backends = service.build_indexes(workspace(app_ctx), project=project, progress=progress)
+        backends = _service().build_indexes(workspace(app_ctx), project=project, progress=progress)
         if bar:
             bar[0].close()
         vector = "ready" if backends.vector is not None else "unavailable"

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from cleveragents.analyzers import sql
+from cleveragents.analyzers import _sql_script, sql
 from cleveragents.analyzers._schemas import LEVELS
 from cleveragents.indexing.model import FileAnalysis, Reference, RenderRequest
 from cleveragents.terms import UKO_DATA
@@ -569,7 +569,7 @@ def test_aiosql_corpus() -> None:
         data = path.read_bytes()
         analysis = analyze(SQL, rel, data)
         tables = [e.name for e in analysis.entities if D + "Table" in e.types]
-        written = [sql.unquote(name).rsplit(".", 1)[-1] for name in CREATE_TABLE.findall(data.decode())]
+        written = [_sql_script.unquote(name).rsplit(".", 1)[-1] for name in CREATE_TABLE.findall(data.decode())]
         assert sorted(tables) == sorted(written), rel
         assert len({e.key for e in analysis.entities}) == len(analysis.entities), rel
         graph(SQL, rel, data)

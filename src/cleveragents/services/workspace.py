@@ -23,9 +23,6 @@ CONFIG_TEMPLATE = """# CleverAgents configuration (see `agents config list` for 
 # Resolution: CLI flag > CLEVERAGENTS_* environment > project config > this file > default.
 """
 
-_compiled_shapes: dict[str, Any] = {}
-
-
 @dataclass
 class WriteSession:
     """A writer's handle: the store and the one commit path into it."""
@@ -91,7 +88,7 @@ class Workspace:
         if validate is None:
             validate = self.validate_on_commit
         with GraphStore.open(self.store_dir) as store:
-            validator = shapes_validator(store.raw) if validate else None
+            validator = ShapesOnFirstUse(store.raw) if validate else None
             yield WriteSession(store, CommitEngine(store, TBox.from_store(store.raw), validator))
 
     @contextmanager
@@ -110,14 +107,26 @@ def _closure_digest(raw: ox.Store) -> str:
 
 
 def shapes_validator(raw: ox.Store) -> Any:
-    """The compiled SHACL validator for the store's shapes graph (cached per content)."""
+    """The compiled SHACL validator for the store's shapes graph (compile_shapes caches
+    it per content)."""
     from cleveragents.validation.compiler import compile_shapes
 
     body = ox.serialize(
         [q.triple for q in raw.quads_for_pattern(None, None, None, layout.SHAPES)],
         format=ox.RdfFormat.N_TRIPLES,
     )
-    key = hashlib.sha256(body).hexdigest()
-    if key not in _compiled_shapes:
-        _compiled_shapes[key] = compile_shapes(body.decode())
-    return _compiled_shapes[key]
+    return compile_shapes(body)
+
+
+class ShapesOnFirstUse:
+    """The store's validator, compiled when the first commit is validated: a run that
+    commits nothing (re-indexing an unchanged tree) does not pay ~0.2 s for it."""
+
+    def __init__(self, raw: ox.Store) -> None:
+        self._raw = raw
+        self._compiled: Any = None
+
+    def validate(self, store: ox.Store, **kwargs: Any) -> list[Any]:
+        if self._compiled is None:
+            self._compiled = shapes_validator(self._raw)
+        return self._compiled.validate(store, **kwargs)
