@@ -32,6 +32,8 @@ def n(iri: str) -> ox.NamedNode:
 PKG, A, B = n("pkg/"), n("pkg/a.py"), n("pkg/b.py")
 F, G, H = n("pkg/a.py#f"), n("pkg/a.py#f.g"), n("pkg/b.py#h")
 TOPIC, LEAF = n("https://example.org/t"), n("https://example.org/t/u")
+# Outside the UKO until it gets a UKO type: its text, types and calls alone derive nothing.
+OTHER, THING = n("https://example.org/other"), n("https://example.org/Thing")
 TRIPLES = [
     (PKG, TYPE, ox.NamedNode(UKO_CODE + "Package")),
     (A, TYPE, ox.NamedNode(UKO_PY + "Module")),
@@ -49,7 +51,11 @@ TRIPLES = [
     (G, DOCSTRING, ox.Literal("uses pkg/b.py and https://example.org/t/u")),
     (H, DOCSTRING, ox.Literal("reads ./a.py")),
     (LEAF, DOCSTRING, ox.Literal("https://example.org/t")),
-] + [(s, CALLS, o) for s in (F, G, H, LEAF) for o in (F, G, H, B, LEAF) if s != o]
+    (OTHER, TYPE, THING),
+    (LEAF, TYPE, THING),
+    (OTHER, DOCSTRING, ox.Literal("see pkg/a.py")),
+    (OTHER, TYPE, ox.NamedNode(UKO_PY + "Function")),
+] + [(s, CALLS, o) for s in (F, G, H, LEAF, OTHER) for o in (F, G, H, B, LEAF) if s != o]
 triple_sets = st.sets(st.sampled_from(TRIPLES), max_size=8)
 commits = st.lists(st.tuples(triple_sets, triple_sets), min_size=1, max_size=6)
 

@@ -514,7 +514,7 @@ class UkoInferenceEngine:
         (which holds nothing else yet) and returns the live derived quads to close."""
         graphs = store.interval_graphs()
         removed = [q for q in removals.values() if (iv := graphs.get(q.graph_name)) and iv.family == "iv"]  # type: ignore[arg-type]
-        if not removed and not self._touches(store.raw, added_g):
+        if not self._touches(store.raw, added_g, removed):
             return []
         revision = layout.parse_graph(added_g).start  # type: ignore[union-attr]
         state = _State(store, self.vocabulary, revision, added_g, removed)
@@ -548,15 +548,29 @@ class UkoInferenceEngine:
 
     # -- owners ---------------------------------------------------------------------------
 
-    def _touches(self, raw: ox.Store, added_g: ox.NamedNode) -> bool:
-        """Whether the additions hold anything derivation reads."""
-        watched = " ".join(str(p) for p in self.vocabulary.watched_predicates)
-        return bool(
-            raw.query(
-                f"ASK {{ GRAPH {added_g} {{ {{ ?s a ?t }} UNION {{ ?s ?p ?o VALUES ?p {{ {watched} }} }} "
-                f"UNION {{ ?s ?p ?o FILTER({TEXT_FILTER}) }} }} }}"
-            )
-        )
+    def _touches(self, raw: ox.Store, added_g: ox.NamedNode, removed: list[ox.Quad]) -> bool:
+        """Whether the commit changes what derivation reads: a UKO type, an edge it follows,
+        or a text value of a UKO node. Data outside the UKO (a DBpedia import: no UKO type,
+        no UKO node) is passed over without reading its text values."""
+        v = self.vocabulary
+        watched = v.watched_predicates
+        for q in removed:
+            if (q.predicate == TYPE and q.object in v.unit_classes) or q.predicate in watched:
+                return True
+        if any(is_text(q.predicate, q.object) and was_unit(raw, q.subject) for q in removed):  # type: ignore[arg-type]
+            return True
+        types = " ".join(str(c) for c in sorted(v.unit_classes, key=str))
+        predicates = " ".join(str(p) for p in sorted(watched, key=str))
+        if raw.query(
+            f"ASK {{ GRAPH {added_g} {{ {{ ?s a ?t VALUES ?t {{ {types} }} }} "
+            f"UNION {{ ?s ?p ?o VALUES ?p {{ {predicates} }} }} }} }}"
+        ):
+            return True
+        # A text value added to a node that was a UKO node already (units first: none in a
+        # store of other data, so the commit's values are not scanned).
+        # (the default graph is the live asserted mirror)
+        units = f"{{ GRAPH {layout.LIVE_INFERRED} {{ ?s a {INFORMATION_UNIT} }} }} UNION {{ ?s a {INFORMATION_UNIT} }}"
+        return bool(raw.query(f"ASK {{ {units} GRAPH {added_g} {{ ?s ?p ?o FILTER({TEXT_FILTER}) }} }}"))
 
     def _owners(self, state: _State) -> _Owners:
         v = self.vocabulary
@@ -568,7 +582,8 @@ class UkoInferenceEngine:
         def values(predicates: Iterable[ox.NamedNode]) -> str:
             return " ".join(str(p) for p in predicates)
 
-        retyped = state.nodes(_block(in_changed("?n a ?t0")))
+        # Only a UKO type makes or unmakes a UKO node (and gives its layer).
+        retyped = state.nodes(_block(in_changed(f"?n a ?t0 VALUES ?t0 {{ {values(v.unit_classes)} }}")))
         # Nodes naming a node that appeared or vanished (any retyped node: a superset).
         keys = {m.value[:-1] if m.value.endswith("/") else m.value for m in retyped}
         namers = state.nodes(

@@ -23,6 +23,7 @@ CONFIG_TEMPLATE = """# CleverAgents configuration (see `agents config list` for 
 # Resolution: CLI flag > CLEVERAGENTS_* environment > project config > this file > default.
 """
 
+
 @dataclass
 class WriteSession:
     """A writer's handle: the store and the one commit path into it."""
