@@ -101,3 +101,22 @@ def test_incremental_derivation_equals_derivation_from_scratch(sequence) -> None
         content = {t for t in asserted if not hist.is_bookkeeping(t)}
         edges = {t for t in derived if t[1] in IMPLICIT_EDGES}
         assert inferred - derived == entailed(content | edges, engine.tbox) - derived
+
+
+def test_an_asserted_dependency_stands_in_for_the_implicit_one_while_it_lasts() -> None:
+    """A commit that only adds or removes the asserted edge (the text naming the target is
+    unchanged) still re-derives the implicit one."""
+    store, engine = fresh_store()
+    implicit = (F, ox.NamedNode(UKO + "implicitDependsOn"), B)
+    setup = [(A, TYPE, ox.NamedNode(UKO_PY + "Module")), (B, TYPE, ox.NamedNode(UKO_PY + "Module"))]
+    engine.commit(
+        CommitRequest(
+            add=[*setup, (F, TYPE, ox.NamedNode(UKO_PY + "Function")), (F, DOCSTRING, ox.Literal("see b.py"))]
+        )
+    )
+    assert implicit in live_derived(store)
+    engine.commit(CommitRequest(add=[(F, CALLS, B)]))
+    assert implicit not in live_derived(store)
+    engine.commit(CommitRequest(remove=[(F, CALLS, B)]))
+    assert implicit in live_derived(store)
+    assert live_derived(store) == from_scratch(store, engine)

@@ -590,7 +590,12 @@ class UkoInferenceEngine:
             f"VALUES ?k0 {{ {' '.join(str(ox.Literal(k)) for k in sorted(keys))} }} "
             f"GRAPH {layout.LIVE_INFERRED} {{ ?n {MENTIONS} ?k0 }}"
         )
-        depends = in_changed(f"?n ?p0 ?x0 VALUES ?p0 {{ {values(v.depends_predicates)} }}")
+        # An asserted dependency that appears or goes changes whether an implicit one is
+        # needed, for a node whose unchanged texts name something (it has ca:mentions).
+        depends = in_changed(
+            f"?n ?p0 ?x0 VALUES ?p0 {{ {values(v.depends_predicates)} }} "
+            f"FILTER EXISTS {{ GRAPH {layout.LIVE_INFERRED} {{ ?n {MENTIONS} ?k1 }} }}"
+        )
         sources = [*depends, state.mark(_MARK_SOURCE, state.removed_texts)]
         containers = in_changed(f"?x0 ?p0 ?n VALUES ?p0 {{ {values(v.contains_predicates)} }}")
         contained = [*containers, state.mark(_MARK_CONTAINED, self._orphans_below_retyped(state))]
