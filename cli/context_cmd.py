@@ -32,6 +32,7 @@ def _service() -> Any:
     behind it, every other command would pay ~0.13 s for it at start-up."""
     return importlib.import_module("cleveragents.services.context")
 
+
 app = typer.Typer(
     help="Assemble context for a question within a token budget; simulate an assembly; show a recorded one.",
     no_args_is_help=True,

@@ -5,20 +5,31 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from cleveragents.errors import LSPUnavailable, UsageError
-from cleveragents.lsp.builtins import BuiltinLSPServer
-from cleveragents.lsp.registry import LSPServerEntry
 from cleveragents.output import ColumnDef, OutputSession
-from cleveragents.services import lsp_registry
 
 from .context import AppContext, get_context
 from .graph_cmd import agent_name, use_format, workspace
 from .lsp_tools_view import call_arguments, render_call, render_tools
 from .rendering import is_structured, listed, record, render_commit, render_retraction
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from cleveragents.lsp.registry import LSPServerEntry
+
+
+def _registry() -> ModuleType:
+    """The LSP registry service, imported on first use: with the server definitions and
+    pydantic behind it, every other command would pay ~70 ms for it at start-up."""
+    from cleveragents.services import lsp_registry
+
+    return lsp_registry
+
 
 app = typer.Typer(
     help="Register, list, show, remove and install language servers; call their capabilities as tools.",
@@ -89,6 +100,8 @@ def _show(out: OutputSession, app_ctx: AppContext, entry: LSPServerEntry) -> Non
         resolved: list[str] | None = entry.resolve_command()
     except LSPUnavailable:
         resolved = None
+    from cleveragents.lsp.builtins import BuiltinLSPServer
+
     builtin = isinstance(entry, BuiltinLSPServer)
     values: dict[str, Any] = {
         **entry.as_dict(),
@@ -113,7 +126,7 @@ def add(
     """Register a language server from a YAML configuration file."""
     app_ctx = get_context(ctx)
     with app_ctx.session("lsp add") as out:
-        entry, result = lsp_registry.add(workspace(app_ctx), config, agent=agent_name(app_ctx))
+        entry, result = _registry().add(workspace(app_ctx), config, agent=agent_name(app_ctx))
         _show(out, app_ctx, entry)
         render_commit(out, result, f"lsp add {entry.name}")
 
@@ -123,7 +136,7 @@ def list_servers(ctx: typer.Context) -> None:
     """Every language server: built-ins and registered ones, with whether each can run here."""
     app_ctx = get_context(ctx)
     with app_ctx.session("lsp list") as out:
-        entries = lsp_registry.list_entries(workspace(app_ctx))
+        entries = _registry().list_entries(workspace(app_ctx))
         structured = is_structured(app_ctx)
         rows = [
             {
@@ -146,7 +159,7 @@ def show(
     """One language server's fields."""
     app_ctx = get_context(ctx)
     with app_ctx.session("lsp show") as out:
-        _show(out, app_ctx, lsp_registry.get(workspace(app_ctx), name))
+        _show(out, app_ctx, _registry().get(workspace(app_ctx), name))
 
 
 @app.command("remove")
@@ -154,7 +167,7 @@ def remove(ctx: typer.Context, name: Annotated[str, typer.Argument(help="Name, U
     """Retract a registered language server (history keeps it); built-ins stay."""
     app_ctx = get_context(ctx)
     with app_ctx.session("lsp remove") as out:
-        entry, result = lsp_registry.remove(workspace(app_ctx), name, agent=agent_name(app_ctx))
+        entry, result = _registry().remove(workspace(app_ctx), name, agent=agent_name(app_ctx))
         render_retraction(out, result, entry, key="lsp_server", command="lsp remove", done="Removed LSP server")
 
 
@@ -163,7 +176,7 @@ def install(ctx: typer.Context, name: Annotated[str, typer.Argument(help="A buil
     """Install a built-in language server (npm packages go into the tools dir)."""
     app_ctx = get_context(ctx)
     with app_ctx.session("lsp install") as out:
-        result = lsp_registry.install(workspace(app_ctx), name)
+        result = _registry().install(workspace(app_ctx), name)
         structured = is_structured(app_ctx)
         fields = [
             ("name", "Name", result.name),
