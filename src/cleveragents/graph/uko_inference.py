@@ -566,9 +566,9 @@ class UkoInferenceEngine:
             f"UNION {{ ?s ?p ?o VALUES ?p {{ {predicates} }} }} }} }}"
         ):
             return True
-        # A text value added to a node that was a UKO node already (units first: none in a
-        # store of other data, so the commit's values are not scanned).
-        # (the default graph is the live asserted mirror)
+        # A text value added to a node that was a UKO node already, in the inferred or the
+        # asserted (default graph) mirror. Units first: a store of other data has none, and
+        # the commit's values are not read.
         units = f"{{ GRAPH {layout.LIVE_INFERRED} {{ ?s a {INFORMATION_UNIT} }} }} UNION {{ ?s a {INFORMATION_UNIT} }}"
         return bool(raw.query(f"ASK {{ {units} GRAPH {added_g} {{ ?s ?p ?o FILTER({TEXT_FILTER}) }} }}"))
 
