@@ -343,50 +343,12 @@ _DATA = re.compile(
     re.IGNORECASE,
 )
 _ROUTINE_BODY = frozenset({"AS", "IS", "BEGIN", "RETURN"})
-# Words that end a column's type or DEFAULT expression (the next column constraint or option).
-_AFTER_TYPE = frozenset(
-    {
-        "NOT",
-        "NULL",
-        "PRIMARY",
-        "UNIQUE",
-        "CHECK",
-        "REFERENCES",
-        "CONSTRAINT",
-        "COLLATE",
-        "GENERATED",
-        "ON",
-        "COMMENT",
-        "AUTO_INCREMENT",
-        "AUTOINCREMENT",
-        "IDENTITY",
-        "KEY",
-        "AS",
-        "DEFAULT",
-        "CHARACTER",
-        "CHARSET",
-    }
-)
+# Words that end a column's DEFAULT expression, and its type (the next column constraint or option).
 _AFTER_DEFAULT = frozenset(
-    {
-        "NOT",
-        "NULL",
-        "PRIMARY",
-        "UNIQUE",
-        "CHECK",
-        "REFERENCES",
-        "CONSTRAINT",
-        "COLLATE",
-        "GENERATED",
-        "ON",
-        "COMMENT",
-        "AUTO_INCREMENT",
-        "AUTOINCREMENT",
-        "IDENTITY",
-        "KEY",
-        "AS",
-    }
+    {"NOT", "NULL", "PRIMARY", "UNIQUE", "CHECK", "REFERENCES", "CONSTRAINT", "COLLATE", "GENERATED", "ON"}
+    | {"COMMENT", "AUTO_INCREMENT", "AUTOINCREMENT", "IDENTITY", "KEY", "AS"}
 )
+_AFTER_TYPE = _AFTER_DEFAULT | {"DEFAULT", "CHARACTER", "CHARSET"}
 
 
 def unquote(name: str) -> str:
