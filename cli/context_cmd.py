@@ -8,7 +8,6 @@ recorded in the graph; ``show HASH`` re-renders one at its recorded revision.
 
 from __future__ import annotations
 
-import importlib
 import json
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -24,13 +23,17 @@ from .graph_cmd import agent_name, use_format, workspace
 from .rendering import is_structured, listed, record, render_commit
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from cleveragents.context.model import AssembledContext, ContextRequest
 
 
-def _service() -> Any:
+def _service() -> ModuleType:
     """The context service, imported on first use: with the strategies and pydantic models
     behind it, every other command would pay ~0.13 s for it at start-up."""
-    return importlib.import_module("cleveragents.services.context")
+    from cleveragents.services import context
+
+    return context
 
 
 app = typer.Typer(
