@@ -81,8 +81,8 @@ def test_an_assembly_fits_explains_and_hashes_its_payload(corpus: Corpus, pool: 
     assert explanation["produced"]["simple-keyword"]["fragments"] >= 1
     assert explanation["depth_conflicts"] or explanation["deduplicated"]  # both produced some of the same nodes
     assert set(explanation["timings_ms"]) == {"phase1", "phase2", "phase3", "strategies"}
-    own = explanation["timings_ms"]["strategies"]  # each strategy's own wall time, in ms
-    assert set(own) == {"breadth-depth-navigator", "simple-keyword"} and all(ms > 0 for ms in own.values())
+    own = explanation["timings_ms"]["strategies"]  # wall time per strategy, ms (a fixed list may round to 0)
+    assert set(own) == {"breadth-depth-navigator", "simple-keyword"} and all(ms >= 0 for ms in own.values())
 
 
 def test_the_same_inputs_give_the_same_context(corpus: Corpus, pool: list[ContextFragment]) -> None:
