@@ -36,7 +36,7 @@ from cleveragents.graph import layout
 from cleveragents.graph.inference import InferenceDelta, infer, rederive_all
 from cleveragents.graph.publish import publish
 from cleveragents.graph.revisions import TEMPORAL_PREDICATES, derive_revisions
-from cleveragents.graph.store import GraphStore, syntax_error
+from cleveragents.graph.store import GraphStore, load_ntriples, ntriples, syntax_error
 from cleveragents.graph.tbox import TBox
 from cleveragents.graph.uko_inference import IMPLICIT_EDGES, UkoInferenceEngine
 from cleveragents.terms import CA, GENID, ID, PROV, RDF_TYPE, XSD
@@ -189,7 +189,6 @@ class CommitEngine:
         live_inferred = [n for n, iv in store.interval_graphs().items() if iv.family == "inf" and iv.is_open]
 
         added, loaded_ntriples = self._write_additions(request, added_g)
-        written_after: list[ox.Quad] = []  # quads added to added_g after the bulk load
         clock.lap("load")
         removals, unchanged = self._locate_removals(request, added_g)
         added -= unchanged
@@ -218,9 +217,8 @@ class CommitEngine:
         revision_adds, revision_closes = derive_revisions(
             store, rev, when, added_g, inferred_g, removals, fresh=request.new_subjects
         )
-        if revision_adds:
-            written_after += [ox.Quad(s, p, o, added_g) for s, p, o in revision_adds]
-            insert(raw, written_after)
+        revision_text = ntriples(revision_adds)
+        load_ntriples(raw, revision_text, added_g)
         for quad in revision_closes:
             removals[(quad.subject, quad.predicate, quad.object)] = quad
         clock.lap("revisions")
@@ -232,7 +230,6 @@ class CommitEngine:
         activity = _activity(node, rev, when, request, added, removals)
         records = [ox.Quad(s, p, o, added_g) for s, p, o in activity if not any(store.live_quads(s, p, o))]
         insert(raw, records)
-        written_after += records
         closed = [_closed_copy(q, rev) for q in removals.values()]
         insert(raw, closed)
         clock.lap("stage")
@@ -242,7 +239,7 @@ class CommitEngine:
         )
         clock.lap("validate")
 
-        publish(store, rev, loaded=(loaded_ntriples, written_after) if loaded_ntriples else None)
+        publish(store, rev, loaded=(loaded_ntriples + b"\n" + revision_text, records) if loaded_ntriples else None)
         clock.lap("publish")
         store.forget_graphs()
         asserted_removed = sum(1 for q in removals.values() if _family(q) == "iv")

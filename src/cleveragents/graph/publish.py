@@ -22,14 +22,14 @@ from __future__ import annotations
 import pyoxigraph as ox
 
 from cleveragents.graph import layout
-from cleveragents.graph.store import HEAD, PUBLISHING, GraphStore
+from cleveragents.graph.store import HEAD, PUBLISHING, GraphStore, load_ntriples
 from cleveragents.terms import CA, XSD
 
 
 def publish(store: GraphStore, rev: int, *, loaded: tuple[bytes, list[ox.Quad]] | None = None) -> None:
-    """``loaded``: the commit's additions as it wrote them (the N-Triples it bulk-loaded
-    and the quads it added after), so the mirror is filled from them instead of reading
-    the new graph back. A redo after a crash reads it back."""
+    """``loaded``: the commit's additions as it wrote them (the N-Triples it loaded into
+    its new graph and the few quads it added there after), so the mirror is filled from
+    them instead of reading the new graph back. A redo after a crash reads it back."""
     head_literal = _integer(rev)
     store.raw.update(f"INSERT DATA {{ GRAPH {layout.META} {{ {layout.STORE_NODE} {PUBLISHING} {head_literal} }} }}")
     finish_publication(store, rev, loaded=loaded)
@@ -53,7 +53,7 @@ def finish_publication(store: GraphStore, rev: int, *, loaded: tuple[bytes, list
             # Input triples the commit dropped were live already: the mirror has them,
             # and loading them again changes nothing.
             body, extra = loaded
-            _load(raw, body, layout.LIVE)
+            load_ntriples(raw, body, layout.LIVE)
             raw.extend([ox.Quad(q.subject, q.predicate, q.object, layout.LIVE) for q in extra])
         else:
             _mirror(raw, opened, graphs[opened].mirror)
@@ -72,16 +72,7 @@ def finish_publication(store: GraphStore, rev: int, *, loaded: tuple[bytes, list
 def _mirror(raw: ox.Store, graph: ox.NamedNode, target: ox.NamedNode | ox.DefaultGraph) -> None:
     """Copy a graph into a mirror inside Oxigraph (idempotent, so a redo may repeat it)."""
     query = f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }}"
-    _load(raw, raw.query(query).serialize(format=ox.RdfFormat.N_TRIPLES), target)
-
-
-def _load(raw: ox.Store, body: bytes, target: ox.NamedNode | ox.DefaultGraph) -> None:
-    if not body:
-        return
-    if len(body) > 2_000_000:
-        raw.bulk_load(body, ox.RdfFormat.N_TRIPLES, to_graph=target)
-    else:
-        raw.load(body, ox.RdfFormat.N_TRIPLES, to_graph=target)
+    load_ntriples(raw, raw.query(query).serialize(format=ox.RdfFormat.N_TRIPLES), target)
 
 
 def _integer(value: int) -> str:

@@ -38,7 +38,7 @@ import pyoxigraph as ox
 
 from cleveragents.graph.commit import CommitRequest, CommitResult, Triple
 from cleveragents.graph.revisions import TEMPORAL_PREDICATES
-from cleveragents.graph.store import GraphStore
+from cleveragents.graph.store import GraphStore, ntriples
 from cleveragents.services.workspace import WriteSession
 from cleveragents.terms import CA, RDF_TYPE, UKO, UKO_CODE, UKO_PY
 
@@ -455,8 +455,7 @@ class Indexer:
         if state_add:
             request = request or CommitRequest(**_commit_fields(info))
             if request.add_ntriples is not None:  # the bulk path reads only the N-Triples
-                extra = "".join(f"{s} {p} {o} .\n" for s, p, o in state_add).encode()
-                request.add_ntriples = request.add_ntriples + b"\n" + extra
+                request.add_ntriples = request.add_ntriples + b"\n" + ntriples(state_add)
                 request.new_subjects = False  # the resource node has live triples
             else:
                 request.add = [*request.add, *state_add]
