@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bear_data import history  # noqa: E402
+from bench_indexing import python_sources  # noqa: E402
 
 from cleveragents.graph import layout  # noqa: E402
 from cleveragents.graph.store import GraphStore  # noqa: E402
@@ -122,11 +123,7 @@ def _validate_once(store: GraphStore) -> float:
 
 def bench_django(root: Path, runs: int) -> dict[str, object]:
     tree = root / "django-py"
-    files = sorted(p for p in corpus_dir("django").rglob("*.py") if p.is_file())
-    for path in files:
-        target = tree / path.relative_to(corpus_dir("django"))
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
+    files = python_sources(corpus_dir("django"), tree)
     ws = Workspace(root / "data")
     ws.initialize()
     info, _ = resources.add(ws, tree, type_name="fs-directory", name="local/django")
