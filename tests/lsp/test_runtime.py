@@ -131,6 +131,36 @@ def test_a_hung_server_times_out_then_is_replaced(runtime: LSPRuntime, project: 
         assert handle.restarts == 1
 
 
+def test_requests_queued_behind_answered_ones_are_not_timed_out(runtime: LSPRuntime, project: Path) -> None:
+    """20 pipelined requests to a server that answers one every 0.2 s: the last answer
+    comes 4 s after it was asked, four times the timeout, and none of them is a hang."""
+    command = (sys.executable, str(FAKES / "flaky_server.py"), "slow:0.2")
+    slow = ServerLaunch("test/slow", command, request_timeout=1.0, start_timeout=10.0)
+    with runtime.acquire(slow, project) as handle:
+        path = project / "mod.py"
+        handle.open(path, "python", CODE)
+        params = lsp.DefinitionParams(lsp.TextDocumentIdentifier(path.as_uri()), lsp.Position(4, 9))
+        started = time.monotonic()
+        answers = handle.requests(lsp.TEXT_DOCUMENT_DEFINITION, [params] * 20)
+        assert time.monotonic() - started > 3.0  # the pipeline really outlasted the timeout
+        assert [a for a in answers if isinstance(a, Exception)] == []
+        assert handle.restarts == 0 and handle.failure is None
+
+
+def test_the_first_answers_may_wait_for_the_analysis(runtime: LSPRuntime, project: Path) -> None:
+    """A server that analyses for 3 s before its first answer (the timeout is 1 s) is
+    given the start-up allowance (10 s here), then the usual timeout."""
+    command = (sys.executable, str(FAKES / "flaky_server.py"), "warm-up:3")
+    warming = ServerLaunch("test/warm-up", command, request_timeout=1.0, start_timeout=10.0)
+    with runtime.acquire(warming, project) as handle:
+        path = project / "mod.py"
+        handle.open(path, "python", CODE)
+        params = lsp.DefinitionParams(lsp.TextDocumentIdentifier(path.as_uri()), lsp.Position(4, 9))
+        answers = handle.requests(lsp.TEXT_DOCUMENT_DEFINITION, [params] * 10)
+        assert [a for a in answers if isinstance(a, Exception)] == []
+        assert handle.restarts == 0 and handle.failure is None
+
+
 def test_a_server_that_answers_garbage_is_reported_and_reaped(runtime: LSPRuntime, project: Path) -> None:
     garbage = ServerLaunch("test/garbage", (sys.executable, str(FAKES / "garbage_server.py")), start_timeout=2.0)
     started = time.monotonic()

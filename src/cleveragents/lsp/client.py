@@ -7,7 +7,9 @@ What pygls leaves to its user, and this class does:
 - answers the requests servers send to clients (``workspace/configuration``,
   ``client/registerCapability``, progress creation), which some servers wait on;
 - keeps the open documents, so a restarted server gets them back;
-- bounds every request by a timeout and cancels it on the server when it expires;
+- bounds every request by a timeout and cancels it on the server when it expires; a
+  request queued behind others the server is answering is busy, not stuck (see
+  ``request``);
 - stops with ``shutdown``/``exit``, then terminate, then kill: no process outlives it.
 
 Everything here runs on the runtime's event loop (see ``runtime.py``).
@@ -18,8 +20,10 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import logging
 import os
 import signal
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +33,11 @@ from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
 from cleveragents import __version__
+
+# pygls reports the late answer to a request that timed out, and other protocol chatter,
+# as log warnings; with no handler Python prints them on the user's terminal. What
+# matters reaches the caller as LSPTimeout or ServerGone.
+logging.getLogger("pygls").addHandler(logging.NullHandler())
 
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 3.0
@@ -108,6 +117,7 @@ class ServerConnection:
         self._client: LanguageClient | None = None
         self._process: asyncio.subprocess.Process | None = None
         self._drain: asyncio.Task[None] | None = None
+        self.last_answer = 0.0  # time.monotonic() of the server's latest response
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -131,6 +141,7 @@ class ServerConnection:
         client = LanguageClient("cleveragents", __version__)
         self._client = client
         self._register_handlers(client)
+        self._note_answers(client)
         client.server_exit = self._on_exit  # type: ignore[method-assign]  # pygls's documented hook
         try:
             await asyncio.wait_for(self._connect(client), self.launch.start_timeout)
@@ -142,6 +153,7 @@ class ServerConnection:
             raise ServerGone(f"could not start: {reason}{self._tail()}") from exc
         self.capabilities = reply.capabilities
         self.server_info = reply.server_info
+        self.last_answer = 0.0  # the initialize reply is no answer to a request of ours
         client.initialized(lsp.InitializedParams())
         if self.launch.workspace_settings:
             client.workspace_did_change_configuration(
@@ -226,6 +238,18 @@ class ServerConnection:
             initialization_options=self.launch.initialization_options,
             capabilities=capabilities,
         )
+
+    def _note_answers(self, client: LanguageClient) -> None:
+        """Record when the server last answered a request (see ``request``)."""
+        protocol = client.protocol
+        handle = protocol.handle_message
+
+        def handle_message(message: Any) -> None:
+            if getattr(message, "method", None) is None:  # a response, not a request or notification
+                self.last_answer = time.monotonic()
+            handle(message)
+
+        protocol.handle_message = handle_message  # type: ignore[method-assign]
 
     def _register_handlers(self, client: LanguageClient) -> None:
         diagnostics = self.diagnostics
@@ -340,12 +364,24 @@ class ServerConnection:
     async def request(self, method: str, params: Any, timeout: float | None = None) -> Any:
         client = self._require()
         msg_id = str(uuid.uuid4())
+        limit = timeout or self.launch.request_timeout
+        if not self.last_answer:  # the first answers wait for the server's analysis of the workspace
+            limit = max(limit, self.launch.start_timeout)
         future = client.protocol.send_request_async(method, params, msg_id=msg_id)
+        sent = time.monotonic()
         try:
-            return await asyncio.wait_for(asyncio.shield(future), timeout or self.launch.request_timeout)
+            while True:
+                # A server answers a pipeline one request at a time: one waiting its turn
+                # while answers keep coming is busy, not stuck. The limit runs from the
+                # later of its own send and the server's latest answer.
+                left = max(sent, self.last_answer) + limit - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                with contextlib.suppress(TimeoutError):
+                    return await asyncio.wait_for(asyncio.shield(future), left)
         except TimeoutError as exc:
             self._cancel(msg_id)
-            raise LSPTimeout(f"{method} timed out after {timeout or self.launch.request_timeout:g} s") from exc
+            raise LSPTimeout(f"{method} timed out: no answer from the server for {limit:g} s") from exc
         except RuntimeError as exc:  # pygls fails pending requests this way when the server exits
             raise ServerGone(self.exit_reason()) from exc
         except Exception as exc:

@@ -3,12 +3,18 @@
     flaky_server.py reject:<text>     definition requests in files whose URI contains <text>
                                       get a JSON-RPC error; others get null (no answer)
     flaky_server.py crash-after:<n>   the process exits (code 3) at its n-th definition request
+    flaky_server.py slow:<seconds>    each definition request is answered after <seconds>, one
+                                      at a time (a busy server working through a pipeline)
+    flaky_server.py warm-up:<seconds> the first definition request is answered after <seconds>
+                                      (a server analysing the workspace first), the others at once
 
 Real servers fail like this only by accident; the enrichment must report the rejected
-files, survive the crash, and keep the name-match edges."""
+files, survive the crash, and keep the name-match edges. A slow server is no failure:
+its queued requests must wait their turn."""
 
 import json
 import sys
+import time
 
 mode, _, argument = sys.argv[1].partition(":")
 definitions = 0
@@ -52,6 +58,8 @@ while (message := read()) is not None:
         definitions += 1
         if mode == "crash-after" and definitions >= int(argument):
             sys.exit(3)
+        if mode == "slow" or (mode == "warm-up" and definitions == 1):
+            time.sleep(float(argument))
         if mode == "reject" and argument in message["params"]["textDocument"]["uri"]:
             send({"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32603, "message": "file rejected"}})
         else:
