@@ -161,6 +161,20 @@ def test_the_first_answers_may_wait_for_the_analysis(runtime: LSPRuntime, projec
         assert handle.restarts == 0 and handle.failure is None
 
 
+def test_a_server_computing_past_its_timeout_is_waited_for(runtime: LSPRuntime, project: Path) -> None:
+    """3 s of CPU-bound analysis before the first answer, with 1 s of timeout and of start-up
+    allowance: the server is working, not hung (a stopped one still times out, see above)."""
+    command = (sys.executable, str(FAKES / "flaky_server.py"), "busy:3")
+    busy = ServerLaunch("test/busy", command, request_timeout=1.0, start_timeout=1.0)
+    with runtime.acquire(busy, project) as handle:
+        path = project / "mod.py"
+        handle.open(path, "python", CODE)
+        params = lsp.DefinitionParams(lsp.TextDocumentIdentifier(path.as_uri()), lsp.Position(4, 9))
+        answers = handle.requests(lsp.TEXT_DOCUMENT_DEFINITION, [params] * 5)
+        assert [a for a in answers if isinstance(a, Exception)] == []
+        assert handle.restarts == 0 and handle.failure is None
+
+
 def test_a_server_that_answers_garbage_is_reported_and_reaped(runtime: LSPRuntime, project: Path) -> None:
     garbage = ServerLaunch("test/garbage", (sys.executable, str(FAKES / "garbage_server.py")), start_timeout=2.0)
     started = time.monotonic()

@@ -41,6 +41,10 @@ logging.getLogger("pygls").addHandler(logging.NullHandler())
 
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 3.0
+# A request unanswered for its timeout while the server kept computing (a big workspace's
+# analysis on a slow machine) gets another timeout's worth, this many times at most.
+BUSY_WINDOWS = 10
+BUSY_SHARE = 0.1  # of one core over the window: less is waiting, not working
 _ACKNOWLEDGED = (
     lsp.WINDOW_LOG_MESSAGE,
     lsp.WINDOW_SHOW_MESSAGE,
@@ -369,6 +373,8 @@ class ServerConnection:
             limit = max(limit, self.launch.start_timeout)
         future = client.protocol.send_request_async(method, params, msg_id=msg_id)
         sent = time.monotonic()
+        cpu = self.cpu_seconds()
+        extra_windows = 0
         try:
             while True:
                 # A server answers a pipeline one request at a time: one waiting its turn
@@ -376,7 +382,12 @@ class ServerConnection:
                 # later of its own send and the server's latest answer.
                 left = max(sent, self.last_answer) + limit - time.monotonic()
                 if left <= 0:
-                    raise TimeoutError
+                    # Silent for the whole limit: stuck, unless it was computing all along.
+                    now = self.cpu_seconds()
+                    if extra_windows >= BUSY_WINDOWS or now is None or cpu is None or now - cpu < limit * BUSY_SHARE:
+                        raise TimeoutError
+                    extra_windows, cpu, sent = extra_windows + 1, now, time.monotonic()
+                    continue
                 with contextlib.suppress(TimeoutError):
                     return await asyncio.wait_for(asyncio.shield(future), left)
         except TimeoutError as exc:
@@ -388,6 +399,26 @@ class ServerConnection:
             if not self.alive:
                 raise ServerGone(self.exit_reason()) from exc
             raise LSPError(f"{method}: {exc}") from exc
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time the server's process group has used (it runs in its own session, so the
+        launcher and what it starts share the launcher's group), from Linux's /proc; None
+        where that can't be read (another OS, a server reached over TCP)."""
+        process = self._process
+        if process is None or not os.path.isdir("/proc"):
+            return None
+        ticks = 0
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                    fields = stat.read().rsplit(b")", 1)[-1].split()
+            except OSError:  # exited meanwhile
+                continue
+            if len(fields) > 12 and int(fields[2]) == process.pid:  # pgrp; then utime, stime
+                ticks += int(fields[11]) + int(fields[12])
+        return ticks / os.sysconf("SC_CLK_TCK")
 
     def _cancel(self, msg_id: str) -> None:
         """Forget the request (a late answer is then dropped) and ask the server to stop it."""

@@ -7,6 +7,7 @@
                                       at a time (a busy server working through a pipeline)
     flaky_server.py warm-up:<seconds> the first definition request is answered after <seconds>
                                       (a server analysing the workspace first), the others at once
+    flaky_server.py busy:<seconds>    the same, computing all the while (a CPU-bound analysis)
 
 Real servers fail like this only by accident; the enrichment must report the rejected
 files, survive the crash, and keep the name-match edges. A slow server is no failure:
@@ -60,6 +61,10 @@ while (message := read()) is not None:
             sys.exit(3)
         if mode == "slow" or (mode == "warm-up" and definitions == 1):
             time.sleep(float(argument))
+        if mode == "busy" and definitions == 1:
+            until = time.monotonic() + float(argument)
+            while time.monotonic() < until:
+                pass
         if mode == "reject" and argument in message["params"]["textDocument"]["uri"]:
             send({"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32603, "message": "file rejected"}})
         else:
