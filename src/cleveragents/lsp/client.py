@@ -122,6 +122,7 @@ class ServerConnection:
         self._process: asyncio.subprocess.Process | None = None
         self._drain: asyncio.Task[None] | None = None
         self.last_answer = 0.0  # time.monotonic() of the server's latest response
+        self._cpu_sample: tuple[float, float | None] = (float("-inf"), None)  # (when, cpu_seconds)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -373,7 +374,7 @@ class ServerConnection:
             limit = max(limit, self.launch.start_timeout)
         future = client.protocol.send_request_async(method, params, msg_id=msg_id)
         sent = time.monotonic()
-        cpu = self.cpu_seconds()
+        cpu = self._recent_cpu_seconds()
         extra_windows = 0
         try:
             while True:
@@ -419,6 +420,13 @@ class ServerConnection:
             if len(fields) > 12 and int(fields[2]) == process.pid:  # pgrp; then utime, stime
                 ticks += int(fields[11]) + int(fields[12])
         return ticks / os.sysconf("SC_CLK_TCK")
+
+    def _recent_cpu_seconds(self) -> float | None:
+        """``cpu_seconds`` read at most once a second: every request takes it as its baseline,
+        and a pipeline sends thousands (an older baseline only makes the server look busier)."""
+        if time.monotonic() - self._cpu_sample[0] > 1.0:
+            self._cpu_sample = (time.monotonic(), self.cpu_seconds())
+        return self._cpu_sample[1]
 
     def _cancel(self, msg_id: str) -> None:
         """Forget the request (a late answer is then dropped) and ask the server to stop it."""
