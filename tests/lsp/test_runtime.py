@@ -131,46 +131,32 @@ def test_a_hung_server_times_out_then_is_replaced(runtime: LSPRuntime, project: 
         assert handle.restarts == 1
 
 
-def test_requests_queued_behind_answered_ones_are_not_timed_out(runtime: LSPRuntime, project: Path) -> None:
-    """20 pipelined requests to a server that answers one every 0.2 s: the last answer
-    comes 4 s after it was asked, four times the timeout, and none of them is a hang."""
-    command = (sys.executable, str(FAKES / "flaky_server.py"), "slow:0.2")
-    slow = ServerLaunch("test/slow", command, request_timeout=1.0, start_timeout=10.0)
-    with runtime.acquire(slow, project) as handle:
+@pytest.mark.parametrize(
+    ("mode", "start_timeout", "count"),
+    [
+        # answers one request every 0.2 s: the 20th comes 4 s after it was asked
+        ("slow:0.2", 10.0, 20),
+        # sleeps 3 s before its first answer: within the start-up allowance
+        ("warm-up:3", 10.0, 10),
+        # computes 3 s before its first answer: past the start-up allowance too, but working
+        ("busy:3", 1.0, 5),
+    ],
+)
+def test_a_slow_server_is_not_a_hung_one(
+    runtime: LSPRuntime, project: Path, mode: str, start_timeout: float, count: int
+) -> None:
+    """Pipelined requests with a 1 s timeout to servers that take longer, without being
+    stuck: every request is answered and nothing restarts (a stopped server still times
+    out, see test_a_hung_server_times_out_then_is_replaced)."""
+    command = (sys.executable, str(FAKES / "flaky_server.py"), mode)
+    server = ServerLaunch(f"test/{mode}", command, request_timeout=1.0, start_timeout=start_timeout)
+    with runtime.acquire(server, project) as handle:
         path = project / "mod.py"
         handle.open(path, "python", CODE)
         params = lsp.DefinitionParams(lsp.TextDocumentIdentifier(path.as_uri()), lsp.Position(4, 9))
         started = time.monotonic()
-        answers = handle.requests(lsp.TEXT_DOCUMENT_DEFINITION, [params] * 20)
-        assert time.monotonic() - started > 3.0  # the pipeline really outlasted the timeout
-        assert [a for a in answers if isinstance(a, Exception)] == []
-        assert handle.restarts == 0 and handle.failure is None
-
-
-def test_the_first_answers_may_wait_for_the_analysis(runtime: LSPRuntime, project: Path) -> None:
-    """A server that analyses for 3 s before its first answer (the timeout is 1 s) is
-    given the start-up allowance (10 s here), then the usual timeout."""
-    command = (sys.executable, str(FAKES / "flaky_server.py"), "warm-up:3")
-    warming = ServerLaunch("test/warm-up", command, request_timeout=1.0, start_timeout=10.0)
-    with runtime.acquire(warming, project) as handle:
-        path = project / "mod.py"
-        handle.open(path, "python", CODE)
-        params = lsp.DefinitionParams(lsp.TextDocumentIdentifier(path.as_uri()), lsp.Position(4, 9))
-        answers = handle.requests(lsp.TEXT_DOCUMENT_DEFINITION, [params] * 10)
-        assert [a for a in answers if isinstance(a, Exception)] == []
-        assert handle.restarts == 0 and handle.failure is None
-
-
-def test_a_server_computing_past_its_timeout_is_waited_for(runtime: LSPRuntime, project: Path) -> None:
-    """3 s of CPU-bound analysis before the first answer, with 1 s of timeout and of start-up
-    allowance: the server is working, not hung (a stopped one still times out, see above)."""
-    command = (sys.executable, str(FAKES / "flaky_server.py"), "busy:3")
-    busy = ServerLaunch("test/busy", command, request_timeout=1.0, start_timeout=1.0)
-    with runtime.acquire(busy, project) as handle:
-        path = project / "mod.py"
-        handle.open(path, "python", CODE)
-        params = lsp.DefinitionParams(lsp.TextDocumentIdentifier(path.as_uri()), lsp.Position(4, 9))
-        answers = handle.requests(lsp.TEXT_DOCUMENT_DEFINITION, [params] * 5)
+        answers = handle.requests(lsp.TEXT_DOCUMENT_DEFINITION, [params] * count)
+        assert time.monotonic() - started > 2.5  # the wait really outlasted the timeout
         assert [a for a in answers if isinstance(a, Exception)] == []
         assert handle.restarts == 0 and handle.failure is None
 
