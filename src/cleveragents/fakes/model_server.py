@@ -10,7 +10,7 @@ tool calls and usage, from a **script of turns** instead of a model::
       - text: "I will read the README first."
         tool_calls:
           - {name: read_file, arguments: {path: README.md}}
-      - error: {status: 429, message: "rate limited"}     # an HTTP error, as a provider sends it
+      - error: {status: 429, message: "rate limited", retry_after: 0.01}   # an HTTP error, as a provider sends it
       - delay: 5                                          # seconds before answering (timeouts)
         text: "late"
       - text: "Done."
@@ -292,7 +292,10 @@ def build_app(state: ScriptState) -> Any:
             status = int(turn.error.get("status", 500))
             message = str(turn.error.get("message", "fake model server error"))
             payload = openai_error(status, message) if api == "openai" else anthropic_error(status, message)
-            return JSONResponse(payload, status_code=status)
+            # Providers send Retry-After with 429s; the SDKs wait that long before retrying.
+            headers = {"retry-after-ms": str(int(float(turn.error["retry_after"]) * 1000))} \
+                if "retry_after" in turn.error else None
+            return JSONResponse(payload, status_code=status, headers=headers)
         if body.get("stream"):
             events = openai_stream(turn, body) if api == "openai" else anthropic_stream(turn, body)
 
