@@ -30,13 +30,16 @@ from cleveragents.output.failures import (
 from cleveragents.output.human import CANCELLED_MESSAGE
 
 from . import (
+    action_cmd,
     config_cmd,
     context_cmd,
     graph_cmd,
     index_cmd,
     init_cmd,
+    invariant_cmd,
     lsp_cmd,
     ontology_cmd,
+    plan_cmd,
     project_cmd,
     providers_cmd,
     query_cmd,
@@ -168,6 +171,9 @@ def build_app() -> typer.Typer:
     app.add_typer(ontology_cmd.app, name="ontology")
     app.add_typer(lsp_cmd.app, name="lsp")
     app.add_typer(context_cmd.app, name="context")
+    app.add_typer(action_cmd.app, name="action")
+    app.add_typer(plan_cmd.app, name="plan")
+    app.add_typer(invariant_cmd.app, name="invariant")
     app.add_typer(providers_cmd.app, name="providers")
     app.command("index")(index_cmd.index_command)
     app.command("show")(show_cmd.show_command)
