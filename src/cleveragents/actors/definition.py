@@ -376,7 +376,9 @@ def _check_graph(
                 f"{where}.nodes.{node_name}: '{kind}' nodes run Python named in the file; "
                 "this runtime does not run them (use edge conditions or a tool node)"
             )
-    successors: dict[str, list[str]] = {n: [] for n in known}
+    # Ordered (entry first, then the file's order) so every report is the same on every run.
+    order = [route["entry_point"], *nodes, "start", "end"]
+    successors: dict[str, list[str]] = {n: [] for n in dict.fromkeys(order)}
     for index, edge in enumerate(route["edges"]):
         for end in ("source", "target"):
             if edge[end] not in known:
