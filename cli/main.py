@@ -30,6 +30,7 @@ from cleveragents.output.failures import (
 from cleveragents.output.human import CANCELLED_MESSAGE
 
 from . import (
+    actor_cmd,
     config_cmd,
     context_cmd,
     graph_cmd,
@@ -169,6 +170,7 @@ def build_app() -> typer.Typer:
     app.add_typer(lsp_cmd.app, name="lsp")
     app.add_typer(context_cmd.app, name="context")
     app.add_typer(providers_cmd.app, name="providers")
+    app.add_typer(actor_cmd.app, name="actor")
     app.command("index")(index_cmd.index_command)
     app.command("show")(show_cmd.show_command)
     return app
