@@ -36,6 +36,7 @@ from . import (
     index_cmd,
     init_cmd,
     lsp_cmd,
+    mcp_cmd,
     ontology_cmd,
     project_cmd,
     query_cmd,
@@ -167,6 +168,7 @@ def build_app() -> typer.Typer:
     app.add_typer(ontology_cmd.app, name="ontology")
     app.add_typer(lsp_cmd.app, name="lsp")
     app.add_typer(context_cmd.app, name="context")
+    app.add_typer(mcp_cmd.app, name="mcp")
     app.command("index")(index_cmd.index_command)
     app.command("show")(show_cmd.show_command)
     return app

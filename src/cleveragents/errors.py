@@ -92,6 +92,21 @@ class ConflictError(CleverAgentsError):
     category = "CONFLICT"
 
 
+class PermissionDeniedError(CleverAgentsError):
+    """The caller may not do this here: a write to a read-only server, a missing or wrong
+    bearer token, a remote SPARQL operation (SERVICE, LOAD)."""
+
+    code = 403
+    category = "PERMISSION_DENIED"
+
+
+class RequestTooLargeError(CleverAgentsError):
+    """A request exceeds a configured size limit (server.max_request_bytes)."""
+
+    code = 413
+    category = "REQUEST_TOO_LARGE"
+
+
 class QueryTimeoutError(CleverAgentsError):
     code = 408
     category = "TIMEOUT"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,8 +37,11 @@ def query(ws: Workspace, sparql: str, *, as_of: str | None = None, timeout: floa
     return run_with_timeout(ws.store_dir, sparql, as_of, timeout)
 
 
-def update(ws: Workspace, text: str, *, message: str = "", agent: str = "cleveragents") -> CommitResult:
-    """Apply a SPARQL Update as one validated commit."""
+def update(
+    ws: Workspace, text: str, *, message: str = "", agent: str = "cleveragents", extra: Iterable[tuple] = ()
+) -> CommitResult:
+    """Apply a SPARQL Update as one validated commit; ``extra`` triples (an audit event)
+    join the same commit."""
     parsed = parse_update(text)
     with ws.writer() as session:
         remove: set[tuple] = set()
@@ -48,6 +52,7 @@ def update(ws: Workspace, text: str, *, message: str = "", agent: str = "clevera
             except ValidationError as exc:
                 raise ValidationError(f"in SPARQL update: {exc.message}") from None
             (remove if kind == "delete" else add).update((t.subject, t.predicate, t.object) for t in triples)
+        add.update(extra)
         return session.commit(
             CommitRequest(
                 add=add,
