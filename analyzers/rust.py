@@ -918,6 +918,8 @@ class _Builder(Entities):
         return path
 
     def resolve(self, path: list[str], scope: _Scope, self_type: str | None) -> list[tuple[str, float]]:
+        if not path:
+            return []
         first, rest = path[0], path[1:]
         if first == "Self":
             return [(".".join([scope.qual, self_type, *rest]), 0.8)] if self_type and rest else []
@@ -973,7 +975,9 @@ class _Builder(Entities):
     def link_impl(self, impl: _Impl, by_key: dict[str, Entity]) -> None:
         scope = impl.scope
         local = scope.types.get(impl.type_path[0]) if len(impl.type_path) == 1 else None
-        if local is not None:
+        if not impl.type_path:
+            pass  # a type that is not a path (``u8``, ``&str``, ``[A]``, ``(u8, u8)``): nothing to link to
+        elif local is not None:
             impl.entity.links.append((IMPL_FOR, local))
             for method in impl.methods:
                 method.parent = local

@@ -39,6 +39,7 @@ from . import (
     lsp_cmd,
     ontology_cmd,
     project_cmd,
+    providers_cmd,
     query_cmd,
     resource_cmd,
     show_cmd,
@@ -168,6 +169,7 @@ def build_app() -> typer.Typer:
     app.add_typer(ontology_cmd.app, name="ontology")
     app.add_typer(lsp_cmd.app, name="lsp")
     app.add_typer(context_cmd.app, name="context")
+    app.add_typer(providers_cmd.app, name="providers")
     app.command("index")(index_cmd.index_command)
     app.command("show")(show_cmd.show_command)
     return app

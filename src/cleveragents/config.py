@@ -179,6 +179,39 @@ KEYS: Final[dict[str, KeySpec]] = {
             "was built); with more, semantic strategies are skipped until `agents context index` runs.",
             minimum=0,
         ),
+        # Model providers (actors/providers.py). Keys come from each provider's environment
+        # variable, never from this file.
+        KeySpec(
+            "providers.timeout",
+            "float",
+            120.0,
+            "Seconds one model call may take before it fails (then it is retried).",
+            minimum=0.01,
+        ),
+        KeySpec(
+            "providers.max_retries",
+            "int",
+            3,
+            "Retries of a model call that timed out or got HTTP 429/5xx, with exponential backoff.",
+            minimum=0,
+        ),
+        KeySpec("providers.openai.base_url", "str", "", "OpenAI endpoint (default: $OPENAI_BASE_URL)."),
+        KeySpec("providers.anthropic.base_url", "str", "", "Anthropic endpoint (default: $ANTHROPIC_BASE_URL)."),
+        KeySpec(
+            "providers.openrouter.base_url", "str", "", "OpenRouter endpoint (default: https://openrouter.ai/api/v1)."
+        ),
+        KeySpec(
+            "providers.openai-compatible.base_url",
+            "str",
+            "",
+            "Base URL of an OpenAI-compatible server: Ollama, vLLM, llama.cpp (default: $OPENAI_BASE_URL).",
+        ),
+        KeySpec(
+            "providers.openai-compatible.api_key_env",
+            "str",
+            "OPENAI_API_KEY",
+            "Environment variable holding the OpenAI-compatible server's key.",
+        ),
     )
 }
 
