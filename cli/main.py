@@ -28,6 +28,7 @@ from cleveragents.output.failures import (
     was_rendered,
 )
 from cleveragents.output.human import CANCELLED_MESSAGE
+from cleveragents.processes import terminate_as_interrupt
 
 from . import (
     config_cmd,
@@ -204,6 +205,8 @@ def run(argv: Sequence[str] | None = None, *, cli: typer.Typer | None = None) ->
     """Console-script entry point (``agents``/``cleveragents``); returns the exit code."""
     command = typer.main.get_command(cli or app)
     state = AppContext()
+    if argv is None:  # the real command, not a test calling run(): SIGTERM unwinds like Ctrl+C
+        terminate_as_interrupt()
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         result = command.main(args=args, prog_name=PROG, standalone_mode=False, obj=state)

@@ -46,7 +46,7 @@ def serve(
         raise UsageError(f"unknown --transport '{transport}'; choose stdio or http")
     config = app_ctx.config
     settings = serving.server_settings(config, host=host, port=port, read_only=read_only)
-    ops = serving.workspace_operations(app_ctx.data_dir, config, project=project)
+    ops = serving.workspace_operations(app_ctx.data_dir, config, project=project, read_only=read_only)
     if transport == "http":
         mode = "read-only" if read_only else "read-write"
         typer.echo(f"MCP server ({mode}) on http://{settings.host}:{settings.port}/mcp", err=True)

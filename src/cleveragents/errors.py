@@ -92,14 +92,6 @@ class ConflictError(CleverAgentsError):
     category = "CONFLICT"
 
 
-class PermissionDeniedError(CleverAgentsError):
-    """The caller may not do this here: a write to a read-only server, a missing or wrong
-    bearer token, a remote SPARQL operation (SERVICE, LOAD)."""
-
-    code = 403
-    category = "PERMISSION_DENIED"
-
-
 class RequestTooLargeError(CleverAgentsError):
     """A request exceeds a configured size limit (server.max_request_bytes)."""
 
@@ -110,6 +102,14 @@ class RequestTooLargeError(CleverAgentsError):
 class QueryTimeoutError(CleverAgentsError):
     code = 408
     category = "TIMEOUT"
+
+
+class ForbiddenError(CleverAgentsError):
+    """The request is well-formed but refused by policy (e.g. SPARQL SERVICE calls to
+    endpoints not on the allow-list, writes to the audit trail)."""
+
+    code = 403
+    category = "FORBIDDEN"
 
 
 class StoreLockedError(CleverAgentsError):

@@ -23,7 +23,8 @@ from .support import Corpus
 
 
 def server_for(corpus: Corpus, **settings: Any):
-    ops = workspace_operations(corpus.data_dir, Config(corpus.data_dir))
+    read_only = settings.get("read_only", True)
+    ops = workspace_operations(corpus.data_dir, Config(corpus.data_dir), read_only=read_only)
     return build_mcp_server(ops, ServerSettings(**settings))
 
 
@@ -128,10 +129,10 @@ def test_bad_input_gets_errors_and_the_server_keeps_serving(corpus: Corpus) -> N
             assert "sparql" in error_text(await client.call_tool("graph_query", {}))
             assert "limit" in error_text(await client.call_tool("graph_query", {"sparql": "ASK {}", "limit": 0}))
             refused = error_text(await client.call_tool("graph_query", {"sparql": "INSERT DATA { <urn:a> <urn:b> 1 }"}))
-            assert "[403] PERMISSION_DENIED" in refused and "read-only" in refused
+            assert "[403] FORBIDDEN" in refused and "read-only" in refused
             remote = "SELECT * WHERE { SERVICE <http://127.0.0.1:1/sparql> { ?s ?p ?o } }"
             assert "SERVICE is refused" in error_text(await client.call_tool("graph_query", {"sparql": remote}))
-            assert "LOAD is refused" in error_text(
+            assert "[403] FORBIDDEN" in error_text(
                 await client.call_tool("graph_query", {"sparql": "LOAD <http://127.0.0.1:1/x.ttl>"})
             )
             bad = error_text(await client.call_tool("graph_query", {"sparql": "SELEC ?x WHERE {}"}))

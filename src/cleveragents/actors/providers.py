@@ -39,21 +39,55 @@ class ProviderSpec:
 PROVIDERS: dict[str, ProviderSpec] = {
     spec.name: spec
     for spec in (
-        ProviderSpec("openai", "OpenAI Chat Completions", "openai", "langchain_openai", "langchain-openai",
-                     "OPENAI_API_KEY", base_url_env="OPENAI_BASE_URL"),
-        ProviderSpec("anthropic", "Anthropic Messages", "anthropic", "langchain_anthropic", "langchain-anthropic",
-                     "ANTHROPIC_API_KEY", base_url_env="ANTHROPIC_BASE_URL"),
-        ProviderSpec("google", "Google Gemini (Generative AI)", "google_genai", "langchain_google_genai",
-                     "langchain-google-genai", "GOOGLE_API_KEY"),
+        ProviderSpec(
+            "openai",
+            "OpenAI Chat Completions",
+            "openai",
+            "langchain_openai",
+            "langchain-openai",
+            "OPENAI_API_KEY",
+            base_url_env="OPENAI_BASE_URL",
+        ),
+        ProviderSpec(
+            "anthropic",
+            "Anthropic Messages",
+            "anthropic",
+            "langchain_anthropic",
+            "langchain-anthropic",
+            "ANTHROPIC_API_KEY",
+            base_url_env="ANTHROPIC_BASE_URL",
+        ),
+        ProviderSpec(
+            "google",
+            "Google Gemini (Generative AI)",
+            "google_genai",
+            "langchain_google_genai",
+            "langchain-google-genai",
+            "GOOGLE_API_KEY",
+        ),
         # OpenRouter speaks the OpenAI API; langchain-openai serves it (langchain-openrouter is
         # not a dependency).
-        ProviderSpec("openrouter", "OpenRouter (OpenAI-compatible API)", "openai", "langchain_openai",
-                     "langchain-openai", "OPENROUTER_API_KEY", base_url_env="OPENROUTER_BASE_URL",
-                     default_base_url="https://openrouter.ai/api/v1"),
+        ProviderSpec(
+            "openrouter",
+            "OpenRouter (OpenAI-compatible API)",
+            "openai",
+            "langchain_openai",
+            "langchain-openai",
+            "OPENROUTER_API_KEY",
+            base_url_env="OPENROUTER_BASE_URL",
+            default_base_url="https://openrouter.ai/api/v1",
+        ),
         # Ollama, vLLM, llama.cpp and any other server with the OpenAI API: the base URL is required.
-        ProviderSpec("openai-compatible", "Any OpenAI-compatible endpoint (Ollama, vLLM, llama.cpp server)",
-                     "openai", "langchain_openai", "langchain-openai", "OPENAI_API_KEY",
-                     base_url_env="OPENAI_BASE_URL", base_url_required=True),
+        ProviderSpec(
+            "openai-compatible",
+            "Any OpenAI-compatible endpoint (Ollama, vLLM, llama.cpp server)",
+            "openai",
+            "langchain_openai",
+            "langchain-openai",
+            "OPENAI_API_KEY",
+            base_url_env="OPENAI_BASE_URL",
+            base_url_required=True,
+        ),
     )
 }
 

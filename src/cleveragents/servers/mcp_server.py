@@ -28,10 +28,10 @@ from mcp.types import INVALID_REQUEST, ToolAnnotations
 from pydantic import Field
 
 from cleveragents import __version__
-from cleveragents.errors import CleverAgentsError, PermissionDeniedError, QueryTimeoutError
+from cleveragents.errors import CleverAgentsError, QueryTimeoutError
 from cleveragents.servers import models
 from cleveragents.servers.operations import Operations
-from cleveragents.servers.security import ServerSettings, error_text, refuse_remote_operations
+from cleveragents.servers.security import ServerSettings, error_text
 
 NAME = "cleveragents"
 MAX_SPARQL_CHARS = 100_000
@@ -153,11 +153,7 @@ def build_mcp_server(ops: Operations, settings: ServerSettings) -> MCPServer:
     ) -> models.QueryResult:
         """Run SPARQL over the graph's current state or as of a past revision. Updates are
         accepted only by a read-write server and go through the same validated commit as
-        the CLI's; SERVICE and LOAD are refused."""
-        try:
-            refuse_remote_operations(sparql)
-        except PermissionDeniedError as exc:
-            raise ToolError(error_text(exc)) from None
+        the CLI's; LOAD is refused, and SERVICE always on a read-only server."""
         who = identity_of(ctx, settings)
         return await run(
             lambda: ops.graph_query(

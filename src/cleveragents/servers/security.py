@@ -1,5 +1,6 @@
 """What every server surface enforces, whatever the protocol: where it binds, who may
-call it (a bearer token), how large a request may be, and which SPARQL it refuses.
+call it (a bearer token) and how large a request may be. (SPARQL SERVICE is refused by
+the query layer, graph/sparql_guard.py; a read-only server allows no endpoint at all.)
 
 The HTTP guard is plain ASGI middleware, so the MCP and the A2A apps (and the one app
 that mounts both) share it. Refusals are JSON-RPC error objects, since both protocols
@@ -12,12 +13,11 @@ import hashlib
 import hmac
 import ipaddress
 import json
-import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
-from cleveragents.errors import CleverAgentsError, PermissionDeniedError, RequestTooLargeError, UsageError
+from cleveragents.errors import CleverAgentsError, ForbiddenError, RequestTooLargeError, UsageError
 
 LOOPBACK_NAMES = frozenset({"localhost"})
 TOKEN_ENV = "CLEVERAGENTS_SERVER_TOKEN"
@@ -71,26 +71,6 @@ def check_bind(settings: ServerSettings) -> None:
 def token_fingerprint(token: str) -> str:
     """Who called, for the audit log, without writing the secret down."""
     return "token:" + hashlib.sha256(token.encode()).hexdigest()[:12]
-
-
-# --- SPARQL ------------------------------------------------------------------------------
-
-# Strings, IRIs and comments can hold any word; they are blanked before looking for keywords.
-_OPAQUE = re.compile(
-    r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|<[^<>"{}|^`\\\s]*>|#[^\n]*'
-)
-_REMOTE = re.compile(r"(?i)\b(SERVICE|LOAD)\b")
-
-
-def refuse_remote_operations(sparql: str) -> None:
-    """A server never lets a caller make the store fetch from the network: Oxigraph runs
-    ``SERVICE <url>`` (and ``LOAD <url>``) as HTTP requests from this machine."""
-    match = _REMOTE.search(_OPAQUE.sub(" ", sparql))
-    if match:
-        raise PermissionDeniedError(
-            f"SPARQL {match.group(1).upper()} is refused by the server: it would make the store fetch a remote URL",
-            suggestions=["query the local graph only"],
-        )
 
 
 # --- errors on the wire ------------------------------------------------------------------
@@ -150,7 +130,7 @@ class HttpGuard:
                     send,
                     401,
                     UNAUTHORIZED,
-                    PermissionDeniedError(
+                    ForbiddenError(
                         f"{reason} bearer token",
                         suggestions=["send 'Authorization: Bearer <server.token>'"],
                     ),

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cleveragents.config import Config
-from cleveragents.errors import PermissionDeniedError, QuerySyntaxError, ValidationError
+from cleveragents.errors import ForbiddenError, ValidationError
 from cleveragents.graph.commit import CommitRequest
 from cleveragents.indexing.plugins import AnalyzerSet
 from cleveragents.resources import data_path
@@ -19,7 +19,6 @@ from cleveragents.servers import models
 from cleveragents.servers.operations import ProgressReport
 from cleveragents.servers.security import HttpGuard, ServerSettings, check_bind
 from cleveragents.services import audit, graph_service, indexing, named_queries, navigation, renderings
-from cleveragents.services.query_runner import check_syntax
 from cleveragents.services.sparql_update import parse_update
 from cleveragents.services.workspace import Workspace
 from cleveragents.terms import compact
@@ -57,7 +56,7 @@ class WorkspaceOperations:
     ) -> models.QueryResult:
         if is_update(sparql):
             if read_only:
-                raise PermissionDeniedError(
+                raise ForbiddenError(
                     "SPARQL updates are refused: this server is read-only",
                     suggestions=["restart it with --read-write to allow writes"],
                 )
@@ -299,22 +298,25 @@ class WorkspaceOperations:
 
 
 def is_update(sparql: str) -> bool:
-    """True for a SPARQL Update, False for a query; a text that is neither raises the
-    query's syntax error (with line and column)."""
+    """True for a SPARQL Update (including the forms the store refuses, such as LOAD),
+    False for anything else, whose syntax the query path then reports. Nothing is
+    evaluated here: the text is only tokenized."""
     try:
-        check_syntax(sparql)
-        return False
-    except QuerySyntaxError as query_error:
-        try:
-            parse_update(sparql)
-        except ValidationError:
-            raise query_error from None
-        return True
+        parse_update(sparql)
+    except ValidationError as update_error:
+        return "is not supported" in update_error.message  # LOAD, CLEAR, DROP...: an update all the same
+    return True
 
 
-def workspace_operations(data_dir: Path, config: Config, *, project: str | None = None) -> WorkspaceOperations:
+def workspace_operations(
+    data_dir: Path, config: Config, *, project: str | None = None, read_only: bool = True
+) -> WorkspaceOperations:
+    """The operations over a data dir. A read-only server lets SPARQL call no SERVICE
+    endpoint at all; a read-write one, those of config query.service_allowlist."""
     validate = bool(config.value("store.validate_on_commit"))
-    return WorkspaceOperations(Workspace(data_dir, validate_on_commit=validate), config, project=project)
+    allowed = () if read_only else config.value("query.service_allowlist")
+    ws = Workspace(data_dir, validate_on_commit=validate, service_allowlist=allowed)
+    return WorkspaceOperations(ws, config, project=project)
 
 
 # --- running the servers -----------------------------------------------------------------
