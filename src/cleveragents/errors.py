@@ -97,6 +97,14 @@ class QueryTimeoutError(CleverAgentsError):
     category = "TIMEOUT"
 
 
+class ForbiddenError(CleverAgentsError):
+    """The request is well-formed but refused by policy (e.g. SPARQL SERVICE calls to
+    endpoints not on the allow-list, writes to the audit trail)."""
+
+    code = 403
+    category = "FORBIDDEN"
+
+
 class StoreLockedError(CleverAgentsError):
     """Another process holds the store for writing."""
 
