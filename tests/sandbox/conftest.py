@@ -50,6 +50,29 @@ def tree_bytes(root: Path, *, skip: tuple[str, ...] = (".git",)) -> dict[str, st
     return out
 
 
+def bare_plan(plan_ulid: str) -> list[tuple[object, object, object]]:
+    """The smallest plan the shapes accept (a root plan in the Action phase; one outside
+    Action needs its decision tree, which is the plans package's business). A fixture."""
+    import pyoxigraph as ox
+
+    from cleveragents.terms import CA, ID, RDF_TYPE, XSD
+
+    plan = ox.NamedNode(f"{ID}plan/{plan_ulid}")
+    p = lambda name: ox.NamedNode(CA + name)  # noqa: E731
+    return [
+        (plan, ox.NamedNode(RDF_TYPE), p("Plan")),
+        (plan, p("phase"), p("ActionPhase")),
+        (plan, p("state"), p("available")),
+        (plan, p("ulid"), ox.Literal(plan_ulid)),
+        (plan, p("rootPlan"), plan),
+        (plan, p("attempt"), ox.Literal("1", datatype=ox.NamedNode(XSD + "integer"))),
+        (plan, p("automationLevel"), ox.Literal("manual")),
+        (plan, p("createdBy"), ox.Literal("tests")),
+        (plan, p("definitionOfDone"), ox.Literal("the test passes")),
+        (plan, p("createdAt"), ox.Literal("2026-01-01T00:00:00Z", datatype=ox.NamedNode(XSD + "dateTime"))),
+    ]
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """requests 2.32.3 committed into a fresh git repository (branch main)."""
@@ -58,7 +81,7 @@ def repo(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def make_sandbox(tmp_path: Path) -> Callable[..., Sandbox]:
-    def make(location: Path, *, kind: str = "git-checkout", plan: str = "01JPLAN0000000000000000000") -> Sandbox:
+    def make(location: Path, *, kind: str = "git-checkout", plan: str = "01JAAAAAAAAAAAAAAAAAAAAAAA") -> Sandbox:
         resource = SandboxResource("local/repo", kind, str(location), "https://cleveragents.ai/id/resource/01JRES")
         return Sandbox.open(tmp_path / "data", plan, resource)
 

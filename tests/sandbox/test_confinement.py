@@ -22,7 +22,7 @@ def sandbox(repo: Path, make_sandbox) -> Sandbox:
 
 
 def ctx_for(sandbox: Sandbox, **kw) -> ToolContext:
-    return ToolContext(plan="01JPLAN0000000000000000000", sandboxes={"local/repo": sandbox}, **kw)
+    return ToolContext(plan="01JAAAAAAAAAAAAAAAAAAAAAAA", sandboxes={"local/repo": sandbox}, **kw)
 
 
 ESCAPES = [

@@ -6,17 +6,17 @@ import json
 import time
 from pathlib import Path
 
-import pyoxigraph as ox
 import pytest
 
 from cleveragents.graph.commit import CommitRequest
 from cleveragents.sandbox import Sandbox
 from cleveragents.services.workspace import Workspace
-from cleveragents.terms import CA, ID, RDF_TYPE
 from cleveragents.tools import GraphRecorder, ToolContext, default_router
 
+from .conftest import bare_plan
+
 ROUTER = default_router()
-PLAN = "01JPLAN0000000000000000000"
+PLAN = "01JAAAAAAAAAAAAAAAAAAAAAAA"
 
 
 @pytest.fixture
@@ -89,9 +89,7 @@ def test_run_command_reports_output_and_changed_files(sandbox: Sandbox):
 def test_run_command_timeout_kills_the_whole_process_group(sandbox: Sandbox, tmp_path: Path):
     pidfile = tmp_path / "child.pid"
     started = time.monotonic()
-    result = call(
-        ctx_for(sandbox), "run_command", command=f"sleep 60 & echo $! > {pidfile}; sleep 60", timeout=0.5
-    )
+    result = call(ctx_for(sandbox), "run_command", command=f"sleep 60 & echo $! > {pidfile}; sleep 60", timeout=0.5)
     assert result.content["timed_out"] and result.content["exit_code"] is None
     assert time.monotonic() - started < 10
     child = int(pidfile.read_text())
@@ -111,19 +109,8 @@ def alive(pid: int) -> bool:
 def test_calls_and_changes_are_recorded_in_the_graph(sandbox: Sandbox, tmp_path: Path):
     ws = Workspace(tmp_path / "store-data")
     ws.initialize()
-    plan = ox.NamedNode(f"{ID}plan/{PLAN}")
     with ws.writer() as session:
-        session.commit(
-            CommitRequest(
-                add=[
-                    (plan, ox.NamedNode(RDF_TYPE), ox.NamedNode(CA + "Plan")),
-                    (plan, ox.NamedNode(CA + "phase"), ox.NamedNode(CA + "ActionPhase")),
-                    (plan, ox.NamedNode(CA + "state"), ox.NamedNode(CA + "available")),
-                ],
-                # The smallest plan the shapes accept (one outside Action needs its decision tree).
-                message="a bare plan (fixture)",
-            )
-        )
+        session.commit(CommitRequest(add=bare_plan(PLAN), message="a bare plan (fixture)"))
         ctx = ctx_for(sandbox, recorder=GraphRecorder(session.commit))
         call(ctx, "write_file", path="a.txt", content="a\n")
         call(ctx, "move_file", source="a.txt", destination="b.txt")
