@@ -53,9 +53,11 @@ TURTLE = "turtle"
 
 
 def workspace(app_ctx: AppContext) -> Workspace:
-    """The data dir's workspace, validating commits unless store.validate_on_commit is off."""
+    """The data dir's workspace, validating commits unless store.validate_on_commit is off,
+    with the SPARQL SERVICE endpoints config allows."""
     validate = bool(app_ctx.config.value("store.validate_on_commit"))
-    return Workspace(app_ctx.data_dir, validate_on_commit=validate)
+    allowed = app_ctx.config.value("query.service_allowlist")
+    return Workspace(app_ctx.data_dir, validate_on_commit=validate, service_allowlist=allowed)
 
 
 def agent_name(app_ctx: AppContext) -> str:
@@ -227,12 +229,15 @@ def update_cmd(
         Path | None, typer.Option("-f", "--file", help="Read the update from a .ru file ('-' = stdin).")
     ] = None,
     message: CommitMessage = "",
+    timeout: Timeout = None,
 ) -> None:
     """Apply a SPARQL Update (INSERT/DELETE DATA, DELETE/INSERT WHERE) as one validated commit."""
     app_ctx = get_context(ctx)
     with app_ctx.session("graph update") as out, reporting_violations(out, app_ctx):
         body = read_text(text, file, "update")
-        result = graph_service.update(workspace(app_ctx), body, message=message, agent=agent_name(app_ctx))
+        result = graph_service.update(
+            workspace(app_ctx), body, message=message, agent=agent_name(app_ctx), timeout=timeout_of(app_ctx, timeout)
+        )
         render_commit(out, result, "update")
 
 

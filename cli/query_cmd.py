@@ -98,5 +98,12 @@ def run_query(
         bindings = named_queries.bind(query, _parse_params(param or []))
         ws = workspace(app_ctx)
         ws.require()
-        outcome = query_runner.run_with_timeout(ws.store_dir, query.text, as_of, timeout_of(app_ctx, timeout), bindings)
+        outcome = query_runner.run_with_timeout(
+            ws.store_dir,
+            query.text,
+            as_of,
+            timeout_of(app_ctx, timeout),
+            bindings,
+            allowed_services=ws.service_allowlist,
+        )
         render_outcome(out, app_ctx, outcome, as_turtle=as_turtle, query_text=query.text, bound=bindings)

@@ -30,6 +30,7 @@ OWL: Final = "http://www.w3.org/2002/07/owl#"
 XSD: Final = "http://www.w3.org/2001/XMLSchema#"
 SH: Final = "http://www.w3.org/ns/shacl#"
 PROV: Final = "http://www.w3.org/ns/prov#"
+P_PLAN: Final = "http://purl.org/net/p-plan#"
 DCTERMS: Final = "http://purl.org/dc/terms/"
 
 # Instance data (resources, projects, plans, commits...) lives under one base.
@@ -59,6 +60,7 @@ PREFIXES: Final[dict[str, str]] = {
     "xsd": XSD,
     "sh": SH,
     "prov": PROV,
+    "p-plan": P_PLAN,
     "dcterms": DCTERMS,
 }
 

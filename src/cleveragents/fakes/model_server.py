@@ -10,7 +10,7 @@ tool calls and usage, from a **script of turns** instead of a model::
       - text: "I will read the README first."
         tool_calls:
           - {name: read_file, arguments: {path: README.md}}
-      - error: {status: 429, message: "rate limited"}     # an HTTP error, as a provider sends it
+      - error: {status: 429, message: "rate limited", retry_after: 0.01}   # an HTTP error, as a provider sends it
       - delay: 5                                          # seconds before answering (timeouts)
         text: "late"
       - text: "Done."
@@ -178,8 +178,12 @@ def openai_completion(turn: ScriptedTurn, body: dict[str, Any]) -> dict[str, Any
         "created": int(time.time()),
         "model": body.get("model", "fake"),
         "choices": [
-            {"index": 0, "message": message, "logprobs": None,
-             "finish_reason": "tool_calls" if turn.tool_calls else "stop"}
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": "tool_calls" if turn.tool_calls else "stop",
+            }
         ],
         "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
     }
@@ -189,24 +193,45 @@ def openai_stream(turn: ScriptedTurn, body: dict[str, Any]) -> Iterator[str]:
     ident, created, model = f"chatcmpl-fake{next(_ids)}", int(time.time()), body.get("model", "fake")
 
     def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
-        payload = {"id": ident, "object": "chat.completion.chunk", "created": created, "model": model,
-                   "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}], **extra}
+        payload = {
+            "id": ident,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+            **extra,
+        }
         return f"data: {json.dumps(payload)}\n\n"
 
     yield chunk({"role": "assistant", "content": ""})
     for piece in _chunks(turn.text):
         yield chunk({"content": piece})
     for index, call in enumerate(turn.tool_calls):
-        yield chunk({"tool_calls": [{"index": index, "id": _call_id(call, "call_"), "type": "function",
-                                     "function": {"name": call["name"], "arguments": ""}}]})
+        yield chunk(
+            {
+                "tool_calls": [
+                    {
+                        "index": index,
+                        "id": _call_id(call, "call_"),
+                        "type": "function",
+                        "function": {"name": call["name"], "arguments": ""},
+                    }
+                ]
+            }
+        )
         for piece in _chunks(json.dumps(call["arguments"]), 16):
             yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
     yield chunk({}, "tool_calls" if turn.tool_calls else "stop")
     if (body.get("stream_options") or {}).get("include_usage"):
         prompt, completion = _usage(turn, body)
-        payload = {"id": ident, "object": "chat.completion.chunk", "created": created, "model": model, "choices": [],
-                   "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
-                             "total_tokens": prompt + completion}}
+        payload = {
+            "id": ident,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+        }
         yield f"data: {json.dumps(payload)}\n\n"
     yield "data: [DONE]\n\n"
 
@@ -221,8 +246,10 @@ def openai_error(status: int, message: str) -> dict[str, Any]:
 
 def _anthropic_blocks(turn: ScriptedTurn) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = [{"type": "text", "text": turn.text}] if turn.text else []
-    blocks += [{"type": "tool_use", "id": _call_id(c, "toolu_"), "name": c["name"], "input": c["arguments"]}
-               for c in turn.tool_calls]
+    blocks += [
+        {"type": "tool_use", "id": _call_id(c, "toolu_"), "name": c["name"], "input": c["arguments"]}
+        for c in turn.tool_calls
+    ]
     return blocks
 
 
@@ -245,8 +272,11 @@ def anthropic_stream(turn: ScriptedTurn, body: dict[str, Any]) -> Iterator[str]:
         return f"event: {name}\ndata: {json.dumps({'type': name, **data})}\n\n"
 
     prompt, completion = _usage(turn, body)
-    start = anthropic_message(turn, body) | {"content": [], "stop_reason": None,
-                                              "usage": {"input_tokens": prompt, "output_tokens": 1}}
+    start = anthropic_message(turn, body) | {
+        "content": [],
+        "stop_reason": None,
+        "usage": {"input_tokens": prompt, "output_tokens": 1},
+    }
     yield event("message_start", {"message": start})
     for index, block in enumerate(_anthropic_blocks(turn)):
         if block["type"] == "text":
@@ -254,22 +284,29 @@ def anthropic_stream(turn: ScriptedTurn, body: dict[str, Any]) -> Iterator[str]:
             for piece in _chunks(block["text"]):
                 yield event("content_block_delta", {"index": index, "delta": {"type": "text_delta", "text": piece}})
         else:
-            yield event("content_block_start",
-                        {"index": index, "content_block": {**block, "input": {}}})
+            yield event("content_block_start", {"index": index, "content_block": {**block, "input": {}}})
             for piece in _chunks(json.dumps(block["input"]), 16):
-                yield event("content_block_delta",
-                            {"index": index, "delta": {"type": "input_json_delta", "partial_json": piece}})
+                yield event(
+                    "content_block_delta",
+                    {"index": index, "delta": {"type": "input_json_delta", "partial_json": piece}},
+                )
         yield event("content_block_stop", {"index": index})
     stop = "tool_use" if turn.tool_calls else "end_turn"
-    yield event("message_delta", {"delta": {"stop_reason": stop, "stop_sequence": None},
-                                  # Anthropic reports the cumulative usage, input included, here.
-                                  "usage": {"input_tokens": prompt, "output_tokens": completion}})
+    yield event(
+        "message_delta",
+        {
+            "delta": {"stop_reason": stop, "stop_sequence": None},
+            # Anthropic reports the cumulative usage, input included, here.
+            "usage": {"input_tokens": prompt, "output_tokens": completion},
+        },
+    )
     yield event("message_stop", {})
 
 
 def anthropic_error(status: int, message: str) -> dict[str, Any]:
-    kind = {429: "rate_limit_error", 529: "overloaded_error"}.get(status, "api_error" if status >= 500
-                                                                    else "invalid_request_error")
+    kind = {429: "rate_limit_error", 529: "overloaded_error"}.get(
+        status, "api_error" if status >= 500 else "invalid_request_error"
+    )
     return {"type": "error", "error": {"type": kind, "message": message}}
 
 
@@ -292,7 +329,13 @@ def build_app(state: ScriptState) -> Any:
             status = int(turn.error.get("status", 500))
             message = str(turn.error.get("message", "fake model server error"))
             payload = openai_error(status, message) if api == "openai" else anthropic_error(status, message)
-            return JSONResponse(payload, status_code=status)
+            # Providers send Retry-After with 429s; the SDKs wait that long before retrying.
+            headers = (
+                {"retry-after-ms": str(int(float(turn.error["retry_after"]) * 1000))}
+                if "retry_after" in turn.error
+                else None
+            )
+            return JSONResponse(payload, status_code=status, headers=headers)
         if body.get("stream"):
             events = openai_stream(turn, body) if api == "openai" else anthropic_stream(turn, body)
 
@@ -323,14 +366,16 @@ def build_app(state: ScriptState) -> Any:
         state.position, state.requests = 0, []
         return JSONResponse({"turns": len(state.script.turns)})
 
-    return Starlette(routes=[
-        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
-        Route("/chat/completions", chat_completions, methods=["POST"]),
-        Route("/v1/messages", messages, methods=["POST"]),
-        Route("/v1/models", models, methods=["GET"]),
-        Route("/_fake/requests", requests_seen, methods=["GET"]),
-        Route("/_fake/script", replace_script, methods=["POST"]),
-    ])
+    return Starlette(
+        routes=[
+            Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+            Route("/chat/completions", chat_completions, methods=["POST"]),
+            Route("/v1/messages", messages, methods=["POST"]),
+            Route("/v1/models", models, methods=["GET"]),
+            Route("/_fake/requests", requests_seen, methods=["GET"]),
+            Route("/_fake/script", replace_script, methods=["POST"]),
+        ]
+    )
 
 
 def serve(script: Script, host: str = "127.0.0.1", port: int = 0, port_file: str | None = None) -> None:
@@ -379,9 +424,19 @@ class FakeModelServer:
         script_path, port_file = workdir / "script.json", workdir / "port"
         script_path.write_text(json.dumps(self.script), encoding="utf-8")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "cleveragents.fakes.model_server", "--script", str(script_path),
-             "--port-file", str(port_file)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=os.environ.copy(),
+            [
+                sys.executable,
+                "-m",
+                "cleveragents.fakes.model_server",
+                "--script",
+                str(script_path),
+                "--port-file",
+                str(port_file),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=os.environ.copy(),
         )
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:

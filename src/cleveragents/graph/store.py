@@ -25,6 +25,7 @@ from cleveragents.errors import DatabaseError, QuerySyntaxError, StoreLockedErro
 from cleveragents.graph import layout
 from cleveragents.graph.layout import HEAD, PUBLISHING, IntervalGraph
 from cleveragents.graph.publish import finish_publication
+from cleveragents.graph.sparql_guard import refuse_services
 from cleveragents.terms import PREFIXES
 
 LOCK_INFO = "writer.json"
@@ -51,6 +52,8 @@ class GraphStore:
         self.write_lock = threading.RLock()
         self._graphs: dict[ox.NamedNode, IntervalGraph] | None = None
         self._head: int | None = None
+        # SPARQL SERVICE endpoints queries may call (see sparql_guard); none by default.
+        self.allowed_services: frozenset[str] = frozenset()
 
     # -- opening -------------------------------------------------------------------
 
@@ -210,7 +213,9 @@ class GraphStore:
         named_graphs: list[ox.NamedNode] | None = None,
         bindings: dict[str, Any] | None = None,
     ) -> Any:
-        """Run SPARQL over a view (default: current state) with the standard prefixes."""
+        """Run SPARQL over a view (default: current state) with the standard prefixes.
+        A ``SERVICE`` to an endpoint not in ``allowed_services`` is refused."""
+        refuse_services(sparql, self.allowed_services, PREFIXES)
         view = view or self.view()
         try:
             return self.raw.query(
