@@ -31,12 +31,14 @@ from cleveragents.output.human import CANCELLED_MESSAGE
 from cleveragents.processes import terminate_as_interrupt
 
 from . import (
+    actor_cmd,
     config_cmd,
     context_cmd,
     graph_cmd,
     index_cmd,
     init_cmd,
     lsp_cmd,
+    mcp_cmd,
     ontology_cmd,
     project_cmd,
     providers_cmd,
@@ -170,6 +172,8 @@ def build_app() -> typer.Typer:
     app.add_typer(lsp_cmd.app, name="lsp")
     app.add_typer(context_cmd.app, name="context")
     app.add_typer(providers_cmd.app, name="providers")
+    app.add_typer(actor_cmd.app, name="actor")
+    app.add_typer(mcp_cmd.app, name="mcp")
     app.command("index")(index_cmd.index_command)
     app.command("show")(show_cmd.show_command)
     return app

@@ -179,6 +179,30 @@ KEYS: Final[dict[str, KeySpec]] = {
             "was built); with more, semantic strategies are skipped until `agents context index` runs.",
             minimum=0,
         ),
+        # --- servers (agents mcp serve, agents serve) ------------------------------------
+        KeySpec("server.host", "str", "127.0.0.1", "Address the HTTP servers bind (agents serve, mcp serve)."),
+        KeySpec("server.port", "int", 8765, "Port of the HTTP servers.", minimum=0),
+        KeySpec(
+            "server.token",
+            "str",
+            "",
+            "Bearer token the HTTP servers require (also $CLEVERAGENTS_SERVER_TOKEN); required "
+            "when bound to a non-loopback address, optional on 127.0.0.1.",
+        ),
+        KeySpec(
+            "server.max_request_bytes",
+            "int",
+            1_000_000,
+            "Largest request body (HTTP) or message (stdio) a server accepts.",
+            minimum=1024,
+        ),
+        KeySpec(
+            "server.request_timeout",
+            "float",
+            60.0,
+            "Seconds one server request (tool call, task step) may take before it fails.",
+            minimum=0.01,
+        ),
         # Model providers (actors/providers.py). Keys come from each provider's environment
         # variable, never from this file.
         KeySpec(

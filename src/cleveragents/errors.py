@@ -92,6 +92,13 @@ class ConflictError(CleverAgentsError):
     category = "CONFLICT"
 
 
+class RequestTooLargeError(CleverAgentsError):
+    """A request exceeds a configured size limit (server.max_request_bytes)."""
+
+    code = 413
+    category = "REQUEST_TOO_LARGE"
+
+
 class QueryTimeoutError(CleverAgentsError):
     code = 408
     category = "TIMEOUT"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,9 +16,10 @@ from cleveragents.graph import layout
 from cleveragents.graph.commit import CommitRequest, CommitResult
 from cleveragents.graph.sparql_guard import refuse_services
 from cleveragents.graph.store import GraphStore, syntax_error
+from cleveragents.graph.workspace import Workspace, shapes_validator
+from cleveragents.iris import parse_iri
 from cleveragents.services.query_runner import QueryOutcome, run_with_timeout
 from cleveragents.services.sparql_update import parse_update
-from cleveragents.services.workspace import Workspace, shapes_validator
 from cleveragents.terms import PREFIXES
 
 RDF_FORMATS: dict[str, ox.RdfFormat] = {
@@ -39,9 +41,16 @@ def query(ws: Workspace, sparql: str, *, as_of: str | None = None, timeout: floa
 
 
 def update(
-    ws: Workspace, text: str, *, message: str = "", agent: str = "cleveragents", timeout: float | None = None
+    ws: Workspace,
+    text: str,
+    *,
+    message: str = "",
+    agent: str = "cleveragents",
+    timeout: float | None = None,
+    extra: Iterable[tuple] = (),
 ) -> CommitResult:
-    """Apply a SPARQL Update as one validated commit.
+    """Apply a SPARQL Update as one validated commit; ``extra`` triples (an audit event)
+    join the same commit.
 
     The WHERE clauses are evaluated like queries, in a killable child beside the writer
     (``timeout`` seconds for all of them together; None: no limit), so a runaway WHERE
@@ -69,6 +78,7 @@ def update(
             except ValidationError as exc:
                 raise ValidationError(f"in SPARQL update: {exc.message}") from None
             (remove if kind == "delete" else add).update((t.subject, t.predicate, t.object) for t in triples)
+        add.update(extra)
         return session.commit(
             CommitRequest(
                 add=add,
@@ -240,18 +250,6 @@ def blame(ws: Workspace, iri: str, *, include_retracted: bool = False) -> list[B
         if not s.inferred and (include_retracted or s.end is None)
     ]
     return lines
-
-
-def parse_iri(text: str) -> ox.NamedNode:
-    """An IRI from '<...>', a full IRI or a prefixed name with a known prefix."""
-    value = text.strip().removeprefix("<").removesuffix(">")
-    prefix, sep, local = value.partition(":")
-    if sep and prefix in PREFIXES and not local.startswith("//"):
-        value = PREFIXES[prefix] + local
-    try:
-        return ox.NamedNode(value)
-    except ValueError as exc:
-        raise ValidationError(f"not an IRI: '{text}' ({exc})") from None
 
 
 def commit_summary(result: CommitResult) -> dict[str, Any]:
