@@ -13,7 +13,7 @@ from cleveragents.actors.checkpointer import StoreCheckpointSaver
 from cleveragents.actors.providers import ModelRef, ProviderSettings, chat_model
 from cleveragents.actors.runtime import AgentRuntime, ToolBelt, ToolDescription, ToolFailureLimit, TurnContext
 from cleveragents.fakes.model_server import FakeModelServer
-from cleveragents.services.workspace import Workspace
+from cleveragents.graph.workspace import Workspace
 
 
 @pytest.fixture(scope="module")
