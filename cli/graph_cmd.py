@@ -22,10 +22,11 @@ import pyoxigraph as ox
 import typer
 
 from cleveragents.errors import NotFoundError, UsageError
+from cleveragents.graph.workspace import Workspace
+from cleveragents.iris import parse_iri
 from cleveragents.output import ColumnDef, OutputSession, available_formats
 from cleveragents.services import classification, graph_service
 from cleveragents.services.query_runner import QueryOutcome
-from cleveragents.services.workspace import Workspace
 from cleveragents.terms import PREFIXES, compact
 
 from .context import AppContext, get_context
@@ -443,7 +444,7 @@ def history_cmd(
             ColumnDef("until_time", "Until time"),
             ColumnDef("inferred", "Inferred"),
         ]
-        out.table(f"History of {compact(graph_service.parse_iri(iri).value)}", columns, rows=rows, key="history")
+        out.table(f"History of {compact(parse_iri(iri).value)}", columns, rows=rows, key="history")
         out.status(f"{len(rows)} triple span(s); an empty 'until' means still current")
 
 
@@ -483,7 +484,7 @@ def blame_cmd(
             ColumnDef("retracted", "Retracted", alignment="right", hidden=not include_retracted),
             ColumnDef("retracted_time", "Retracted time", hidden=not include_retracted),
         ]
-        out.table(f"Blame of {compact(graph_service.parse_iri(iri).value)}", columns, rows=rows, key="blame")
+        out.table(f"Blame of {compact(parse_iri(iri).value)}", columns, rows=rows, key="blame")
 
 
 CLASSIFY_COLUMNS = [

@@ -7,8 +7,9 @@ from typing import Annotated
 import typer
 
 from cleveragents.errors import UsageError
+from cleveragents.graph import named_queries
 from cleveragents.output import ColumnDef
-from cleveragents.services import named_queries, query_runner
+from cleveragents.services import query_runner
 
 from .context import get_context
 from .graph_cmd import AsOf, QueryFormat, Timeout, render_outcome, timeout_of, use_format, workspace

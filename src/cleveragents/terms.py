@@ -67,6 +67,8 @@ PREFIXES: Final[dict[str, str]] = {
 RDF_TYPE: Final = RDF + "type"
 RDFS_SUBCLASSOF: Final = RDFS + "subClassOf"
 RDFS_SUBPROPERTYOF: Final = RDFS + "subPropertyOf"
+# RDF 1.2: a reifier ``rdf:reifies`` the triple term of the edge it annotates.
+RDF_REIFIES: Final = RDF + "reifies"
 
 
 def sparql_prefixes() -> str:

@@ -21,9 +21,9 @@ from cleveragents.actors.providers import PROVIDERS, ModelRef
 from cleveragents.errors import ConflictError, NotFoundError, ValidationError
 from cleveragents.graph.commit import CommitRequest, CommitResult
 from cleveragents.graph.store import GraphStore
+from cleveragents.graph.workspace import Workspace
+from cleveragents.names import parse_name
 from cleveragents.services import entities
-from cleveragents.services.names import parse_name
-from cleveragents.services.workspace import Workspace
 from cleveragents.terms import CA, XSD
 
 CLASS = "Actor"

@@ -15,7 +15,7 @@ from cleveragents.services import actor_registry, providers
 from cleveragents.services.actor_contexts import ActorContexts
 
 __all__ = ["ActorContexts", "context_files", "contexts", "merge_files", "run"]
-from cleveragents.services.workspace import Workspace
+from cleveragents.graph.workspace import Workspace
 
 
 def contexts(config: Config, context_dir: Path | None = None) -> ActorContexts:

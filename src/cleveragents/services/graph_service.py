@@ -16,9 +16,10 @@ from cleveragents.graph import layout
 from cleveragents.graph.commit import CommitRequest, CommitResult
 from cleveragents.graph.sparql_guard import refuse_services
 from cleveragents.graph.store import GraphStore, syntax_error
+from cleveragents.graph.workspace import Workspace, shapes_validator
+from cleveragents.iris import parse_iri
 from cleveragents.services.query_runner import QueryOutcome, run_with_timeout
 from cleveragents.services.sparql_update import parse_update
-from cleveragents.services.workspace import Workspace, shapes_validator
 from cleveragents.terms import PREFIXES
 
 RDF_FORMATS: dict[str, ox.RdfFormat] = {
@@ -249,18 +250,6 @@ def blame(ws: Workspace, iri: str, *, include_retracted: bool = False) -> list[B
         if not s.inferred and (include_retracted or s.end is None)
     ]
     return lines
-
-
-def parse_iri(text: str) -> ox.NamedNode:
-    """An IRI from '<...>', a full IRI or a prefixed name with a known prefix."""
-    value = text.strip().removeprefix("<").removesuffix(">")
-    prefix, sep, local = value.partition(":")
-    if sep and prefix in PREFIXES and not local.startswith("//"):
-        value = PREFIXES[prefix] + local
-    try:
-        return ox.NamedNode(value)
-    except ValueError as exc:
-        raise ValidationError(f"not an IRI: '{text}' ({exc})") from None
 
 
 def commit_summary(result: CommitResult) -> dict[str, Any]:

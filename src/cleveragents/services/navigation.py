@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 import pyoxigraph as ox
 
 from cleveragents.errors import NotFoundError
+from cleveragents.graph import named_queries
 from cleveragents.graph.history import resolve_revision
 from cleveragents.graph.store import GraphStore, View
-from cleveragents.services import named_queries
+from cleveragents.graph.workspace import Workspace
+from cleveragents.iris import parse_iri
 from cleveragents.services.context import resolve_focus_item
-from cleveragents.services.graph_service import parse_iri
-from cleveragents.services.workspace import Workspace
 from cleveragents.tbox.closure import superclasses
 from cleveragents.terms import RDF_TYPE, UKO, UKO_CODE, compact
 

@@ -15,8 +15,8 @@ import pyoxigraph as ox
 from cleveragents.errors import ConfigurationError, DatabaseError
 from cleveragents.graph import layout
 from cleveragents.graph.commit import CommitEngine, CommitRequest, CommitResult
+from cleveragents.graph.hierarchy import TBox, rebuild_closure
 from cleveragents.graph.store import GraphStore
-from cleveragents.graph.tbox import TBox, rebuild_closure
 from cleveragents.tbox.modules import load_ontology, load_shapes
 
 CONFIG_TEMPLATE = """# CleverAgents configuration (see `agents config list` for every key).
