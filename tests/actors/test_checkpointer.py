@@ -12,7 +12,7 @@ from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.graph import END, START, StateGraph
 
 from cleveragents.actors.checkpointer import StoreCheckpointSaver
-from cleveragents.services.workspace import Workspace
+from cleveragents.graph.workspace import Workspace
 
 
 @pytest.fixture(scope="module")
