@@ -13,6 +13,7 @@ These are ordinary temporal triples, so as-of queries see them as they were.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -36,6 +37,10 @@ INFORMATION_UNIT = ox.NamedNode(UKO + "InformationUnit")
 TEMPORAL_PREDICATES = frozenset(UKO + n for n in ("validFrom", "validUntil", "isCurrent", "isRevisionOf"))
 
 Triple = tuple[object, object, object]
+
+
+# The IRI suffix of a revision node (no backslash: the pattern is also used in SPARQL).
+REVISION_SUFFIX = re.compile(r"@r[0-9]+$")
 
 
 def revision_node(entity: ox.NamedNode, revision: int) -> ox.NamedNode:
