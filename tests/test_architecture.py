@@ -82,3 +82,21 @@ def test_a_package_that_lands_later_is_held_to_its_layer(checkout: Path, capsys:
     _plant(checkout, "plans/model.py", "from cleveragents.services import projects")
     assert check_layers.check(checkout) != 0
     assert "cleveragents.plans is not allowed to import cleveragents.services" in capsys.readouterr().out
+
+
+def test_only_the_storage_layer_touches_the_raw_store() -> None:
+    """``GraphStore.raw`` is the pyoxigraph store under the layout (the default graph is the
+    live mirror, history lives in interval graphs): code above ``graph/`` uses the store's
+    methods and views instead (ARCHITECTURE.md, "Where new code goes")."""
+    import ast
+
+    offenders = []
+    folders = [ROOT / "src" / "cleveragents", ROOT / "cli", ROOT / "analyzers", ROOT / "strategies"]
+    for folder in folders:
+        for path in folder.rglob("*.py"):
+            if (ROOT / "src" / "cleveragents" / "graph") in path.parents:
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Attribute) and node.attr == "raw" and "store" in ast.unparse(node.value):
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
+    assert offenders == []

@@ -151,6 +151,11 @@ class Vocabulary:
     referring_predicates: frozenset[ox.NamedNode]  # what counts as a reference for siblings
 
     @classmethod
+    def for_store(cls, store: GraphStore) -> Vocabulary:
+        """The vocabulary of the ontology loaded in ``store``."""
+        return cls.from_store(store.raw, TBox.from_store(store.raw))
+
+    @classmethod
     def from_store(cls, raw: ox.Store, tbox: TBox) -> Vocabulary:
         rows = raw.query(
             f"SELECT ?m ?layer ?ns WHERE {{ GRAPH {layout.ONTOLOGY} {{ ?m a <{OWL}Ontology> ; <{UKO}layer> ?layer "

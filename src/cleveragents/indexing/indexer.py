@@ -438,7 +438,9 @@ class Indexer:
             r.ntriples = ""  # one copy of the text at a time: big resources hold a lot of it
         # Nothing of this resource is live (not even a directory node left by a run that
         # deleted every file): every IRI the run writes is new.
-        first_index = not live and not self.store.raw.query(f"ASK {{ ?s <{UKO}sourceResource> <{target.iri}> }}")
+        first_index = not live and not self.store.query(
+            f"ASK {{ ?s <{UKO}sourceResource> <{target.iri}> }}", view=self.store.asserted_view()
+        )
         # A directory node only changes when a file appears in it or leaves it (the root
         # also carries the resource's name); a full run rewrites them all.
         scope = None if first_index or full else _ancestors((set(files) - set(live)) | deleted) | {""}
@@ -505,9 +507,10 @@ class Indexer:
 
     def _live_files(self, target: Target) -> dict[str, tuple[str, str]]:
         """path -> (content hash, analyzer id) of the file nodes currently in the graph."""
-        rows = self.store.raw.query(
+        rows = self.store.query(
             f"SELECT ?path ?hash ?by WHERE {{ ?f <{INDEXED_BY}> ?by ; <{UKO}sourcePath> ?path ; "
-            f"<{UKO}contentHash> ?hash ; {_OF_RESOURCE.format(target.iri)} }}"
+            f"<{UKO}contentHash> ?hash ; {_OF_RESOURCE.format(target.iri)} }}",
+            view=self.store.asserted_view(),
         )
         return {row["path"].value: (row["hash"].value, row["by"].value) for row in rows}
 
@@ -606,9 +609,10 @@ class Indexer:
 
     def _graph_outline(self, target: Target, path: str) -> tuple[OutlineEntry, ...]:
         """The outline of a file this run did not analyze, from its live entities."""
-        rows = self.store.raw.query(
+        rows = self.store.query(
             f"SELECT ?e ?name ?range WHERE {{ ?e <{UKO}sourcePath> {emit.literal(path)} ; "
-            f"<{UKO}sourceRange> ?range ; <{UKO}name> ?name ; {_OF_RESOURCE.format(target.iri)} }}"
+            f"<{UKO}sourceRange> ?range ; <{UKO}name> ?name ; {_OF_RESOURCE.format(target.iri)} }}",
+            view=self.store.asserted_view(),
         )
         out: list[OutlineEntry] = []
         for row in rows:
@@ -622,9 +626,10 @@ class Indexer:
     def _unenriched(self, target: Target, files: SourceFiles) -> set[str]:
         if not self.resolvers:
             return set()
-        rows = self.store.raw.query(
+        rows = self.store.query(
             f"SELECT ?path ?by WHERE {{ ?f <{ENRICHED_BY}> ?by ; <{UKO}sourcePath> ?path ; "
-            f"{_OF_RESOURCE.format(target.iri)} }}"
+            f"{_OF_RESOURCE.format(target.iri)} }}",
+            view=self.store.asserted_view(),
         )
         marks: dict[str, set[str]] = {}
         for row in rows:
@@ -708,7 +713,7 @@ class Indexer:
         return lines
 
     def _construct(self, pattern: str) -> set[str]:
-        result = self.store.raw.query(f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ {pattern} }}")
+        result = self.store.query(f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ {pattern} }}", view=self.store.asserted_view())
         return _lines(ox.serialize(result, format=ox.RdfFormat.N_TRIPLES))
 
     # -- link-data cache -----------------------------------------------------------------

@@ -11,7 +11,6 @@ import pyoxigraph as ox
 
 from cleveragents import iris
 from cleveragents.errors import NotFoundError, ValidationError
-from cleveragents.graph import layout
 from cleveragents.graph.history import resolve_revision
 from cleveragents.graph.store import GraphStore
 from cleveragents.graph.workspace import Workspace
@@ -63,7 +62,7 @@ class RenderSession:
         self.analyzers = analyzers
         self.revision = revision
         self.view = store.view(revision, inferred=False)
-        self.ontology = [q.triple for q in store.raw.quads_for_pattern(None, None, None, layout.ONTOLOGY)]
+        self.ontology = store.ontology_triples()
         self._levels: dict[str, list] = {}
         self._depths: dict[tuple[str, str], int] = {}
         self._contents: dict[str, bytes] = {}  # by content hash: a file is read once, not per node

@@ -19,7 +19,6 @@ import pyoxigraph as ox
 
 from cleveragents.errors import NotFoundError, UsageError, ValidationError
 from cleveragents.graph import history as hist
-from cleveragents.graph.hierarchy import TBox
 from cleveragents.graph.store import GraphStore, View
 from cleveragents.graph.uko_inference import IMPLICIT_EDGES, INFORMATION_UNIT, LAYER, Vocabulary, reifier_of
 from cleveragents.graph.workspace import Workspace
@@ -97,7 +96,7 @@ def classify(ws: Workspace, iri: str, *, as_of: str | None = None) -> Classifica
             (r["t"] for r in store.query(f"SELECT ?t WHERE {{ {node} a ?t FILTER(isIRI(?t)) }}", view=asserted)),
             key=lambda t: t.value,
         )
-        found = Vocabulary.from_store(store.raw, TBox.from_store(store.raw)).classify(types)
+        found = Vocabulary.for_store(store).classify(types)
         stored = [r["l"] for r in store.query(f"SELECT ?l WHERE {{ {node} {LAYER} ?l }}", view=view)]
         layer = int(stored[0].value) if stored else (found[0] if found else None)
         resources = [r["r"].value for r in store.query(f"SELECT ?r WHERE {{ {node} {SOURCE_RESOURCE} ?r }}", view=view)]
