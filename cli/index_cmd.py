@@ -13,7 +13,7 @@ from cleveragents.indexing.indexer import IndexSummary, Progress
 from cleveragents.output import ColumnDef, OutputSession
 from cleveragents.services import indexing
 from cleveragents.services.resources import ResourceInfo
-from cleveragents.terms import UKO_CODE
+from cleveragents.vocabulary import uko_code
 
 from .context import AppContext, get_context
 from .graph_cmd import agent_name, workspace
@@ -22,7 +22,7 @@ from .rendering import is_structured, record, reporting_violations
 SKIPPED_COLUMNS = [ColumnDef("reason", "Reason"), ColumnDef("files", "Files"), ColumnDef("example", "Example")]
 ERROR_COLUMNS = [ColumnDef("path", "File"), ColumnDef("message", "Error")]
 SHOWN_ERRORS = 20
-CALLS = UKO_CODE + "calls"
+CALLS = uko_code.calls
 
 
 def progress_reporter(out: OutputSession) -> Progress:

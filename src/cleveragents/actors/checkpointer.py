@@ -52,9 +52,10 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from cleveragents.graph.commit import CommitRequest, CommitResult
 from cleveragents.graph.store import GraphStore
 from cleveragents.terms import CA, ID, PROV, RDF_TYPE, XSD
+from cleveragents.vocabulary import ca
 
 _TYPE = ox.NamedNode(RDF_TYPE)
-_CHECKPOINT = ox.NamedNode(CA + "ActorCheckpoint")
+_CHECKPOINT = ox.NamedNode(ca.ActorCheckpoint)
 _DERIVED = ox.NamedNode(PROV + "wasDerivedFrom")
 _P = {name: ox.NamedNode(CA + name) for name in (
     "threadId", "checkpointNamespace", "checkpointId", "payloadHash", "payloadBytes", "checkpointStep",

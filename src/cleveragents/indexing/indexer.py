@@ -42,7 +42,8 @@ from cleveragents.graph.ntriples import ntriples
 from cleveragents.graph.revisions import TEMPORAL_PREDICATES
 from cleveragents.graph.store import GraphStore
 from cleveragents.graph.workspace import WriteSession
-from cleveragents.terms import CA, RDF_TYPE, UKO, UKO_CODE, UKO_PY
+from cleveragents.terms import RDF_TYPE, UKO, UKO_CODE, UKO_PY
+from cleveragents.vocabulary import ca, uko_code
 
 from . import emit
 from .content import ContentStore
@@ -52,8 +53,8 @@ from .plugins import AnalyzerSet, load_analyzers
 from .reading import SourceFiles, load_fingerprints, read_files, save_fingerprints
 from .sources import Skipped, Snapshot
 
-INDEXED_BY = CA + "indexedBy"
-ENRICHED_BY = CA + "enrichedBy"
+INDEXED_BY = ca.indexedBy
+ENRICHED_BY = ca.enrichedBy
 # Below this many files the process pool costs more than it saves.
 PARALLEL_THRESHOLD = 64
 # "The subject belongs to resource {0}", written as a filter: with the resource as a
@@ -283,8 +284,8 @@ def _outline(analysis: FileAnalysis) -> tuple[OutlineEntry, ...]:
             e.name,
             e.span.start_line,
             e.span.end_line,
-            _is_callable(e.types) and not e.values.get(UKO_CODE + "hasReturnType"),
-            _untyped_parameters(e.values.get(UKO_CODE + "hasParameters")),
+            _is_callable(e.types) and not e.values.get(uko_code.hasReturnType),
+            _untyped_parameters(e.values.get(uko_code.hasParameters)),
         )
         for e in analysis.entities
         if e.span is not None and e.key
@@ -311,7 +312,7 @@ def _file_node_only(analyzer: Analyzer, source: SourceFile) -> FileAnalysis:
     from .model import Entity
 
     node = Entity("", analyzer.file_types(source.path), PurePosixPath(source.path).name)
-    node.add(CA + "skippedReason", f"larger than the analysis limit ({len(source.data)} bytes)")
+    node.add(ca.skippedReason, f"larger than the analysis limit ({len(source.data)} bytes)")
     return FileAnalysis([node])
 
 
@@ -578,7 +579,7 @@ class Indexer:
             if not hits:
                 summary.unresolved += 1
             for iri, confidence, by in hits:
-                if iri == source and reference.predicate != UKO_CODE + "calls":
+                if iri == source and reference.predicate != uko_code.calls:
                     continue
                 key = (source, reference.predicate, iri)
                 if key not in best or confidence > best[key][0]:

@@ -23,9 +23,10 @@ from cleveragents.graph.store import GraphStore, View
 from cleveragents.graph.uko_inference import IMPLICIT_EDGES, INFORMATION_UNIT, LAYER, Vocabulary, reifier_of
 from cleveragents.graph.workspace import Workspace
 from cleveragents.iris import parse_iri
-from cleveragents.terms import CA, RDF_TYPE, UKO
+from cleveragents.terms import CA, RDF_TYPE
+from cleveragents.vocabulary import ca, uko
 
-SOURCE_RESOURCE = ox.NamedNode(UKO + "sourceResource")
+SOURCE_RESOURCE = ox.NamedNode(uko.sourceResource)
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ def _ask(store: GraphStore, view: View, pattern: str) -> bool:
     return bool(store.query(f"ASK {{ {pattern} }}", view=view))
 
 
-_SKIPPED = frozenset({RDF_TYPE, UKO + "sourceResource", CA + "revisionOf"})
+_SKIPPED = frozenset({RDF_TYPE, uko.sourceResource, ca.revisionOf})
 
 
 def _relationships(store: GraphStore, view: View, asserted: View, node: ox.NamedNode) -> list[Relationship]:
