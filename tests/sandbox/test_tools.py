@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from cleveragents.graph.commit import CommitRequest
+from cleveragents.graph.workspace import Workspace
 from cleveragents.sandbox import Sandbox
-from cleveragents.services.workspace import Workspace
 from cleveragents.tools import GraphRecorder, ToolContext, default_router
 
 from .conftest import bare_plan
