@@ -37,6 +37,7 @@ class AppContext:
         data_dir: Path | None = None,
         config_path: Path | None = None,
         format_flag: str | None = None,
+        writer_wait: float | None = None,
         cwd: Path | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
@@ -47,7 +48,7 @@ class AppContext:
             config_path=config_path,
             cwd=cwd,
             env=env,
-            flags={"format": format_flag},
+            flags={"format": format_flag, "store.writer_wait": writer_wait},
         )
         self.format = resolve_format(self._config.value("format"), sys.stdout)
 

@@ -54,10 +54,20 @@ TURTLE = "turtle"
 
 def workspace(app_ctx: AppContext) -> Workspace:
     """The data dir's workspace, validating commits unless store.validate_on_commit is off,
-    with the SPARQL SERVICE endpoints config allows."""
-    validate = bool(app_ctx.config.value("store.validate_on_commit"))
-    allowed = app_ctx.config.value("query.service_allowlist")
-    return Workspace(app_ctx.data_dir, validate_on_commit=validate, service_allowlist=allowed)
+    with the SPARQL SERVICE endpoints config allows; a writer waits its turn for
+    store.writer_wait seconds (``agents --wait``), saying so on a terminal."""
+    config = app_ctx.config
+    return Workspace(
+        app_ctx.data_dir,
+        validate_on_commit=bool(config.value("store.validate_on_commit")),
+        service_allowlist=config.value("query.service_allowlist"),
+        writer_wait=float(config.value("store.writer_wait")),
+        on_wait=_say_waiting if sys.stderr.isatty() else None,
+    )
+
+
+def _say_waiting(holder: str) -> None:
+    typer.echo(f"waiting for {holder}", err=True)
 
 
 def agent_name(app_ctx: AppContext) -> str:
