@@ -181,7 +181,7 @@ def run(
         if output:
             output.write_text(answer.text, encoding="utf-8")
         out.data("answer", {"actor": answer.actor, "model": answer.model, "text": answer.text,
-                            "usage": answer.usage.as_dict()}, hidden=True)
+                            "usage": answer.usage.as_dict(), "cost_usd": answer.cost_usd}, hidden=True)
         if not streamed and not structured:
             out.text(answer.text)
 
