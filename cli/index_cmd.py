@@ -15,8 +15,8 @@ from cleveragents.services import indexing
 from cleveragents.services.resources import ResourceInfo
 from cleveragents.vocabulary import uko_code
 
-from .context import AppContext, get_context
 from .graph_cmd import agent_name, workspace
+from .invocation import AppContext, get_context
 from .rendering import is_structured, record, reporting_violations
 
 SKIPPED_COLUMNS = [ColumnDef("reason", "Reason"), ColumnDef("files", "Files"), ColumnDef("example", "Example")]

@@ -13,8 +13,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _checker():  # .ci/ is not a package: load the script by path
-    spec = importlib.util.spec_from_file_location("check_layers", ROOT / ".ci" / "check_layers.py")
+def _checker(name: str = "check_layers"):  # .ci/ is not a package: load the script by path
+    spec = importlib.util.spec_from_file_location(name, ROOT / ".ci" / f"{name}.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -22,6 +22,7 @@ def _checker():  # .ci/ is not a package: load the script by path
 
 
 check_layers = _checker()
+check_types = _checker("check_types")
 
 
 @pytest.fixture
@@ -100,3 +101,13 @@ def test_only_the_storage_layer_touches_the_raw_store() -> None:
                 if isinstance(node, ast.Attribute) and node.attr == "raw" and "store" in ast.unparse(node.value):
                     offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
     assert offenders == []
+
+
+def test_a_type_error_breaks_the_type_check(checkout: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The type check `.ci/test` runs fails on an error in a checked package, named at
+    its place in the checkout (cli/ is checked; see [tool.basedpyright] in pyproject.toml)."""
+    (checkout / "cli" / "planted.py").write_text('count: int = "three"  # planted\n')
+    assert check_types.check(checkout) != 0
+    out = capsys.readouterr().out
+    assert f"{checkout / 'cli' / 'planted.py'}:1" in out
+    assert "1 error" in out
