@@ -4,8 +4,8 @@ Speed: walking every node from Python costs about 7 µs a node, so the analyzers
 the declaration structure and find calls with a tree-sitter query (run in C), attributing each
 to the innermost body that encloses it (``Owners``).
 
-Rendering: this module owns what every level shows (core-concepts.md, "DetailDepth and
-DetailLevelMap"); a language describes its syntax by subclassing ``BraceSyntax``:
+Rendering: this module owns what every level shows (the levels are the uko-oo effective
+DetailLevelMap, ``vocabulary.detail_levels.UKO_OO``); a language describes its syntax by subclassing ``BraceSyntax``:
 
 - MODULE_LISTING .. MEMBER_SUMMARY: an outline of names (dependencies, members, trait and
   embedding relations, first doc lines);

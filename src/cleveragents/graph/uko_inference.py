@@ -1,4 +1,4 @@
-"""The UKO inference engine (architecture.md, "UKO Runtime Services": UKOInferenceEngine).
+"""The UKO inference engine.
 
 From the triples the analyzers assert it derives, for every UKO node (an instance of
 uko:InformationUnit through the RDFS closure):

@@ -1,5 +1,4 @@
-"""UKO classification of one node (architecture.md, "UKO Runtime Services":
-UKOQueryInterface.classify_resource): its layer (0-3), primary type, source resource and
+"""UKO classification of one node: its layer (0-3), primary type, source resource and
 relationships, at the head or as of an earlier revision.
 
 The layer is the ``uko:layer`` the UKO inference engine stored (graph/uko_inference.py);

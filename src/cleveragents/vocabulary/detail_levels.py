@@ -3,7 +3,7 @@
 
 """The effective DetailLevelMap of every ontology module that registers one: level names
 by depth (index = DetailDepth), inherited levels included, as tbox/detail_levels.py
-resolves them (core-concepts.md, "DetailDepth and DetailLevelMap")."""
+resolves them."""
 
 from typing import Final
 
