@@ -29,7 +29,7 @@ from cleveragents.services import classification, graph_service
 from cleveragents.services.query_runner import QueryOutcome
 from cleveragents.terms import PREFIXES, compact
 
-from .context import AppContext, get_context
+from .invocation import AppContext, get_context
 from .rendering import (
     is_structured,
     is_violation,

@@ -46,7 +46,7 @@ from . import (
     resource_cmd,
     show_cmd,
 )
-from .context import AppContext
+from .invocation import AppContext
 
 # Recent typer vendors click as typer._click; older typer depends on click itself.
 try:

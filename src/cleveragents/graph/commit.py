@@ -40,7 +40,8 @@ from cleveragents.graph.revisions import TEMPORAL_PREDICATES, derive_revisions
 from cleveragents.graph.store import GraphStore, syntax_error
 from cleveragents.graph.uko_inference import IMPLICIT_EDGES, UkoInferenceEngine
 from cleveragents.iris import agent_iri, commit_iri
-from cleveragents.terms import CA, GENID, PROV, RDF_TYPE, XSD
+from cleveragents.terms import GENID, PROV, RDF_TYPE, XSD
+from cleveragents.vocabulary import ca
 
 Triple = tuple[Any, Any, Any]
 
@@ -381,19 +382,19 @@ def _activity(
     stamp = ox.Literal(when.isoformat().replace("+00:00", "Z"), datatype=ox.NamedNode(XSD + "dateTime"))
     integer = ox.NamedNode(XSD + "integer")
     out: list[Triple] = [
-        (node, ox.NamedNode(RDF_TYPE), ox.NamedNode(CA + "Commit")),
+        (node, ox.NamedNode(RDF_TYPE), ox.NamedNode(ca.Commit)),
         (node, ox.NamedNode(RDF_TYPE), ox.NamedNode(PROV + "Activity")),
-        (node, ox.NamedNode(CA + "revision"), ox.Literal(str(rev), datatype=integer)),
+        (node, ox.NamedNode(ca.revision), ox.Literal(str(rev), datatype=integer)),
         (node, ox.NamedNode(PROV + "startedAtTime"), stamp),
         (node, ox.NamedNode(PROV + "wasAssociatedWith"), agent),
-        (node, ox.NamedNode(CA + "cause"), ox.Literal(request.cause)),
-        (node, ox.NamedNode(CA + "message"), ox.Literal(request.message)),
-        (node, ox.NamedNode(CA + "addedCount"), ox.Literal(str(added), datatype=integer)),
-        (node, ox.NamedNode(CA + "removedCount"), ox.Literal(str(len(removals)), datatype=integer)),
+        (node, ox.NamedNode(ca.cause), ox.Literal(request.cause)),
+        (node, ox.NamedNode(ca.message), ox.Literal(request.message)),
+        (node, ox.NamedNode(ca.addedCount), ox.Literal(str(added), datatype=integer)),
+        (node, ox.NamedNode(ca.removedCount), ox.Literal(str(len(removals)), datatype=integer)),
         (agent, ox.NamedNode(RDF_TYPE), ox.NamedNode(PROV + "Agent")),
     ]
     if request.external_id:
-        out.append((node, ox.NamedNode(CA + "externalId"), ox.Literal(request.external_id)))
+        out.append((node, ox.NamedNode(ca.externalId), ox.Literal(request.external_id)))
     return out
 
 
