@@ -47,7 +47,7 @@ from . import (
     sandbox_cmd,
     show_cmd,
 )
-from .context import AppContext
+from .invocation import AppContext
 
 # Recent typer vendors click as typer._click; older typer depends on click itself.
 try:

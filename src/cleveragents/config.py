@@ -228,6 +228,12 @@ KEYS: Final[dict[str, KeySpec]] = {
             "Retries of a model call that timed out or got HTTP 429/5xx, with exponential backoff.",
             minimum=0,
         ),
+        KeySpec(
+            "providers.prices_file",
+            "path",
+            lambda data_dir: data_dir / "prices.toml",
+            "Price table (USD per million tokens per provider/model) that costs are computed from.",
+        ),
         KeySpec("providers.openai.base_url", "str", "", "OpenAI endpoint (default: $OPENAI_BASE_URL)."),
         KeySpec("providers.anthropic.base_url", "str", "", "Anthropic endpoint (default: $ANTHROPIC_BASE_URL)."),
         KeySpec(
