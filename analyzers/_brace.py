@@ -32,6 +32,7 @@ from cleveragents.indexing.model import Entity, RenderRequest, Span
 from cleveragents.terms import UKO_CODE
 
 from . import _treesitter as tsu
+from ._isolation import Isolation
 
 LEVELS = (
     "MODULE_LISTING",
@@ -117,6 +118,7 @@ class Entities:
         self.namespace = namespace
         self.entities: list[Entity] = []
         self.keys: set[str] = set()
+        self.isolation = Isolation(self.entities)
 
     def symbols(self, qual: str) -> tuple[tuple[str, str], ...]:
         return ((self.namespace, qual),)

@@ -31,6 +31,7 @@ from ._brace import (
     one_line,
     unique,
 )
+from ._isolation import file_failure
 
 NAMESPACE = "go"
 LANGUAGE = "go"
@@ -457,22 +458,29 @@ class _Builder(Entities):
             file.add(PACKAGE_NAME, self.package)
         if package is not None:
             self.documented(file, package)
+        isolation = self.isolation
         for child in root.named_children:
             kind = child.type
             if kind == "import_declaration":
-                self.import_declaration(child)
+                with isolation.definition(child):
+                    self.import_declaration(child)
             elif kind == "function_declaration":
-                self.function(child)
+                with isolation.definition(child):
+                    self.function(child)
             elif kind == "method_declaration":
-                self.method(child)
+                with isolation.definition(child):
+                    self.method(child)
             elif kind in DECLARATIONS:
                 for spec in (c for c in child.named_children if c.type in SPECS):
-                    self.spec(spec, child)
-        self.finish()
-        try:
-            self.calls(root)
-        except CostlyQuery as exc:  # declarations stay; calls are lost, and said so
-            self.problems.append(Problem(f"calls not collected: {exc}"))
+                    with isolation.definition(spec):
+                        self.spec(spec, child)
+        with isolation.phase("resolution"):
+            self.finish()
+        with isolation.phase("calls"):
+            try:
+                self.calls(root)
+            except CostlyQuery as exc:  # declarations stay; calls are lost, and said so
+                self.problems.append(Problem(f"calls not collected: {exc}"))
 
     def import_declaration(self, node: ts.Node) -> None:
         for spec in (d for d in descendants(node) if d.type == "import_spec"):
@@ -697,11 +705,11 @@ class GoAnalyzer:
         try:
             tree = tsu.parse(tree_sitter_go.language, source.data)
             builder.run(tree.root_node)
-        except Exception as exc:  # a grammar or walk failure must not lose the file
-            file_only = builder.entities[:1] or [Entity("", (SOURCE_FILE,), source.path, None)]
-            return FileAnalysis(file_only, [], [Problem(f"analysis failed: {type(exc).__name__}: {exc}")])
+        except Exception as exc:  # only the parse or the file node itself: definitions are isolated
+            file_node = builder.entities[0] if builder.entities else Entity("", (SOURCE_FILE,), source.path, None)
+            return file_failure(file_node, exc)
         problems = tsu.problems(tree, DEFINITION) + builder.problems
-        return FileAnalysis(builder.entities, builder.references, problems)
+        return builder.isolation.finish(FileAnalysis(builder.entities, builder.references, problems))
 
     def render(self, request: RenderRequest) -> str:
         return SYNTAX.render(request)

@@ -23,6 +23,7 @@ from typing import NamedTuple
 import tree_sitter as ts
 import tree_sitter_java
 
+from cleveragents.analyzers._isolation import Isolation, file_failure
 from cleveragents.analyzers._treesitter import field_text, parse, problems, span, text, walk
 from cleveragents.indexing.model import Entity, FileAnalysis, Problem, Reference, RenderRequest, SourceFile
 from cleveragents.terms import UKO, UKO_CODE, UKO_JAVA, UKO_OO
@@ -306,6 +307,7 @@ class _FileWalk:
         self.uses: list[_Use] = []
         self.tests: list[str] = []
         self.broken: list[ts.Node] = []  # bodies of callables that hold a syntax error
+        self.isolation = Isolation(self.entities)
 
     # ── helpers ──────────────────────────────────────────────────
 
@@ -369,28 +371,34 @@ class _FileWalk:
     def run(self, root: ts.Node) -> None:
         # (node, innermost type, key of the entity its calls belong to, declared types of locals)
         stack: list[Frame] = [(root, None, None, {})]
+        entities = self.entities
         while stack:
             node, owner, member, scope = stack.pop()
             kind = node.type
             if kind in SKIP:
                 continue
-            if kind in TYPE_CLASSES:
-                declared = self.type_declaration(node, owner, member)
-                body = node.child_by_field_name("body")
-                frames: list[Frame] = [(body, declared, None, {})] if body is not None else []
-            elif owner is None:
-                if kind == "package_declaration":
-                    self.package_declaration(node)
-                    frames = []
-                elif kind == "import_declaration":
-                    self.import_declaration(node)
-                    frames = []
+            mark = len(entities)
+            try:  # a failure loses this declaration (or this expression's calls), not the file
+                if kind in TYPE_CLASSES:
+                    declared = self.type_declaration(node, owner, member)
+                    body = node.child_by_field_name("body")
+                    frames: list[Frame] = [(body, declared, None, {})] if body is not None else []
+                elif owner is None:
+                    if kind == "package_declaration":
+                        self.package_declaration(node)
+                        frames = []
+                    elif kind == "import_declaration":
+                        self.import_declaration(node)
+                        frames = []
+                    else:
+                        frames = [(c, None, None, scope) for c in node.named_children]
+                elif member is None:
+                    frames = self.member(node, owner)
                 else:
-                    frames = [(c, None, None, scope) for c in node.named_children]
-            elif member is None:
-                frames = self.member(node, owner)
-            else:
-                frames = self.expression(node, owner, member, scope)
+                    frames = self.expression(node, owner, member, scope)
+            except Exception as exc:  # any analyzer bug
+                self.isolation.fail(node, exc, mark)
+                continue
             stack.extend(reversed(frames))
 
     def package_declaration(self, node: ts.Node) -> None:
@@ -1278,11 +1286,18 @@ class JavaAnalyzer:
         return (COMPILATION_UNIT,)
 
     def analyze(self, source: SourceFile) -> FileAnalysis:
-        tree = parse(tree_sitter_java.language, source.data)
         walk = _FileWalk(source)
-        walk.run(tree.root_node)
-        walk.finish()
-        return FileAnalysis(walk.entities, walk.references, walk.problems(tree))
+        try:
+            tree = parse(tree_sitter_java.language, source.data)
+            walk.run(tree.root_node)
+        except Exception as exc:  # only the parse itself: declarations are isolated inside
+            return file_failure(walk.unit, exc)
+        with walk.isolation.phase("resolution"):
+            walk.finish()
+        errors: list[Problem] = []
+        with walk.isolation.phase("syntax errors"):
+            errors = walk.problems(tree)
+        return walk.isolation.finish(FileAnalysis(walk.entities, walk.references, errors))
 
     def render(self, request: RenderRequest) -> str:
         level = Rank[request.level] if request.level in Rank.__members__ else Rank(min(request.depth, Rank.FULL_SOURCE))

@@ -37,6 +37,7 @@ from ._brace import (
     slice_text,
     unique,
 )
+from ._isolation import file_failure
 
 NAMESPACE = "rust"
 LANGUAGE = "rust"
@@ -491,6 +492,7 @@ class _Impl:
     trait_path: list[str]
     methods: list[Entity]
     line: int
+    node: ts.Node
     type_at: tuple[int, int] | None = None  # the implementing type's name, for a language server
     trait_at: tuple[int, int] | None = None  # the trait's name
 
@@ -560,11 +562,13 @@ class _Builder(Entities):
         entity = self.add("", types, self.path.rsplit("/", 1)[-1], None, None, self.qual)
         entity.add(UKO_CODE + "language", LANGUAGE)
         self.walk([(c, _Ctx(file_scope, "")) for c in root.named_children])
-        try:
-            self.code(root)
-        except CostlyQuery as exc:  # declarations stay; calls are lost, and said so
-            self.problems.append(Problem(f"calls not collected: {exc}"))
-        self.finish()
+        with self.isolation.phase("calls"):
+            try:
+                self.code(root)
+            except CostlyQuery as exc:  # declarations stay; calls are lost, and said so
+                self.problems.append(Problem(f"calls not collected: {exc}"))
+        with self.isolation.phase("resolution"):
+            self.finish()
 
     def walk(self, found: list[tuple[ts.Node, _Ctx]]) -> None:
         """The declarations: items and their members, not the code in bodies (see ``code``)."""
@@ -574,7 +578,8 @@ class _Builder(Entities):
             node, ctx = stack.pop()
             handler = handlers.get(node.type)
             if handler is not None:
-                stack.extend(reversed(handler(node, ctx)))
+                with self.isolation.definition(node):
+                    stack.extend(reversed(handler(node, ctx)))
 
     def code(self, root: ts.Node) -> None:
         """Calls, uses and items inside bodies, from one query, each given to its innermost body."""
@@ -725,6 +730,7 @@ class _Builder(Entities):
             trait,
             [],
             node.start_point[0] + 1,
+            node,
             name_position(type_node) if type_node is not None and target else None,
             name_position(trait_node) if trait_node is not None and trait else None,
         )
@@ -918,6 +924,8 @@ class _Builder(Entities):
         return path
 
     def resolve(self, path: list[str], scope: _Scope, self_type: str | None) -> list[tuple[str, float]]:
+        if not path:
+            return []
         first, rest = path[0], path[1:]
         if first == "Self":
             return [(".".join([scope.qual, self_type, *rest]), 0.8)] if self_type and rest else []
@@ -940,7 +948,8 @@ class _Builder(Entities):
                 Reference(entity.key, DEPENDS_ON, NAMESPACE, tuple(targets), None, _line(entity), at)
             )
         for impl in self.impls.values():
-            self.link_impl(impl, by_key)
+            with self.isolation.definition(impl.node):
+                self.link_impl(impl, by_key)
         for trait, scope, path, line, at in self.supertraits:
             targets = self.resolve(path, scope, None)
             simple = path[-1] if len(path) == 1 else None
@@ -973,7 +982,9 @@ class _Builder(Entities):
     def link_impl(self, impl: _Impl, by_key: dict[str, Entity]) -> None:
         scope = impl.scope
         local = scope.types.get(impl.type_path[0]) if len(impl.type_path) == 1 else None
-        if local is not None:
+        if not impl.type_path:
+            pass  # a type that is not a path (``u8``, ``&str``, ``[A]``, ``(u8, u8)``): nothing to link to
+        elif local is not None:
             impl.entity.links.append((IMPL_FOR, local))
             for method in impl.methods:
                 method.parent = local
@@ -1030,11 +1041,13 @@ class RustAnalyzer:
         try:
             tree = tsu.parse(tree_sitter_rust.language, source.data)
             builder.run(tree.root_node)
-        except Exception as exc:  # a grammar or walk failure must not lose the file
-            file_only = builder.entities[:1] or [Entity("", self.file_types(source.path), source.path, None)]
-            return FileAnalysis(file_only, [], [Problem(f"analysis failed: {type(exc).__name__}: {exc}")])
+        except Exception as exc:  # only the parse or the file node itself: definitions are isolated
+            file_node = (
+                builder.entities[0] if builder.entities else Entity("", self.file_types(source.path), source.path, None)
+            )
+            return file_failure(file_node, exc)
         problems = tsu.problems(tree, DEFINITION) + builder.problems
-        return FileAnalysis(builder.entities, builder.references, problems)
+        return builder.isolation.finish(FileAnalysis(builder.entities, builder.references, problems))
 
     def render(self, request: RenderRequest) -> str:
         return SYNTAX.render(request)

@@ -24,10 +24,11 @@ import tree_sitter as ts
 import tree_sitter_javascript
 import tree_sitter_typescript
 
-from cleveragents.indexing.model import Entity, FileAnalysis, Problem, Reference, RenderRequest, SourceFile, Span
+from cleveragents.indexing.model import Entity, FileAnalysis, Reference, RenderRequest, SourceFile, Span
 from cleveragents.terms import UKO, UKO_CODE, UKO_OO, UKO_TS
 
 from . import _treesitter
+from ._isolation import Isolation, file_failure
 
 # ── Vocabulary ────────────────────────────────────────────────────
 
@@ -314,6 +315,7 @@ class _FilePass:
         # (class key, predicate, name, line, position of the name for a language server)
         self.heritage: list[tuple[str, str, str, int, tuple[int, int]]] = []
         self.exported: list[tuple[str, bool]] = []  # (local name, as default) from export clauses
+        self.isolation = Isolation(self.entities)
 
     # ── driver ──
 
@@ -331,18 +333,33 @@ class _FilePass:
         # Single-node patterns match in pre-order: source order, enclosing nodes first.
         matches = ts.QueryCursor(_query(self.factory)).matches(root)
         handlers = _HANDLERS
+        isolation = self.isolation
         for _, captured in matches:
             node = captured["n"][0]
+            if isolation.failed and isolation.inside_failed(node):
+                continue  # part of a definition that failed: it went with it
             start = node.start_byte
             while stack[-1].end <= start and len(stack) > 1:
                 stack.pop()
-            inner = handlers[node.type](self, node, stack[-1])
+            mark = len(self.entities)
+            try:  # a failure loses this definition, not the file
+                inner = handlers[node.type](self, node, stack[-1])
+            except Exception as exc:  # any analyzer bug
+                for dropped in self.entities[mark:]:
+                    self.by_key.pop(dropped.key, None)
+                isolation.fail(node, exc, mark)
+                continue
             if inner is not None:
                 stack.append(inner)
-        self._mark_exports()
-        self._resolve()
+        if isolation.failed:  # what the dropped definitions recorded for later goes with them
+            self.heritage = [h for h in self.heritage if h[0] in self.by_key]
+            self.calls = [c for c in self.calls if c.source in self.by_key]
+        with isolation.phase("exports"):
+            self._mark_exports()
+        with isolation.phase("resolution"):
+            self._resolve()
         problems = _treesitter.problems(tree, _HIDDEN_DEFINITION)
-        return FileAnalysis(self.entities, self.references, problems)
+        return isolation.finish(FileAnalysis(self.entities, self.references, problems))
 
     # ── entities ──
 
@@ -2014,10 +2031,10 @@ class TypeScriptAnalyzer:
         factory = _grammar_factory(source.path)
         try:
             return _FilePass(source, factory).run()
-        except Exception as error:  # a file the pass cannot handle is still indexed, with the reason
+        except Exception as error:  # only the parse itself: definitions and phases are isolated inside
             module = module_name(source.path) or source.path
             node = Entity("", (MODULE,), _file_name(source.path), None, None, symbols=((NS, module),))
-            return FileAnalysis([node], [], [Problem(f"analyzer error: {type(error).__name__}: {error}")])
+            return file_failure(node, error)
 
     def render(self, request: RenderRequest) -> str:
         return _Renderer(request).render()

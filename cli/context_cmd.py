@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from cleveragents.errors import UsageError
-from cleveragents.indexing.emit import split_iri
+from cleveragents.iris import split_iri
 from cleveragents.output import ColumnDef, OutputSession
 from cleveragents.terms import compact
 

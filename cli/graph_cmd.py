@@ -22,10 +22,11 @@ import pyoxigraph as ox
 import typer
 
 from cleveragents.errors import NotFoundError, UsageError
+from cleveragents.graph.workspace import Workspace
+from cleveragents.iris import parse_iri
 from cleveragents.output import ColumnDef, OutputSession, available_formats
 from cleveragents.services import classification, graph_service
 from cleveragents.services.query_runner import QueryOutcome
-from cleveragents.services.workspace import Workspace
 from cleveragents.terms import PREFIXES, compact
 
 from .context import AppContext, get_context
@@ -52,9 +53,11 @@ TURTLE = "turtle"
 
 
 def workspace(app_ctx: AppContext) -> Workspace:
-    """The data dir's workspace, validating commits unless store.validate_on_commit is off."""
+    """The data dir's workspace, validating commits unless store.validate_on_commit is off,
+    with the SPARQL SERVICE endpoints config allows."""
     validate = bool(app_ctx.config.value("store.validate_on_commit"))
-    return Workspace(app_ctx.data_dir, validate_on_commit=validate)
+    allowed = app_ctx.config.value("query.service_allowlist")
+    return Workspace(app_ctx.data_dir, validate_on_commit=validate, service_allowlist=allowed)
 
 
 def agent_name(app_ctx: AppContext) -> str:
@@ -226,12 +229,15 @@ def update_cmd(
         Path | None, typer.Option("-f", "--file", help="Read the update from a .ru file ('-' = stdin).")
     ] = None,
     message: CommitMessage = "",
+    timeout: Timeout = None,
 ) -> None:
     """Apply a SPARQL Update (INSERT/DELETE DATA, DELETE/INSERT WHERE) as one validated commit."""
     app_ctx = get_context(ctx)
     with app_ctx.session("graph update") as out, reporting_violations(out, app_ctx):
         body = read_text(text, file, "update")
-        result = graph_service.update(workspace(app_ctx), body, message=message, agent=agent_name(app_ctx))
+        result = graph_service.update(
+            workspace(app_ctx), body, message=message, agent=agent_name(app_ctx), timeout=timeout_of(app_ctx, timeout)
+        )
         render_commit(out, result, "update")
 
 
@@ -438,7 +444,7 @@ def history_cmd(
             ColumnDef("until_time", "Until time"),
             ColumnDef("inferred", "Inferred"),
         ]
-        out.table(f"History of {compact(graph_service.parse_iri(iri).value)}", columns, rows=rows, key="history")
+        out.table(f"History of {compact(parse_iri(iri).value)}", columns, rows=rows, key="history")
         out.status(f"{len(rows)} triple span(s); an empty 'until' means still current")
 
 
@@ -478,7 +484,7 @@ def blame_cmd(
             ColumnDef("retracted", "Retracted", alignment="right", hidden=not include_retracted),
             ColumnDef("retracted_time", "Retracted time", hidden=not include_retracted),
         ]
-        out.table(f"Blame of {compact(graph_service.parse_iri(iri).value)}", columns, rows=rows, key="blame")
+        out.table(f"Blame of {compact(parse_iri(iri).value)}", columns, rows=rows, key="blame")
 
 
 CLASSIFY_COLUMNS = [

@@ -7,12 +7,12 @@ from typing import Annotated, Any
 
 import typer
 
+from cleveragents.graph.workspace import Workspace
 from cleveragents.indexing.git_history import GitCommit
 from cleveragents.indexing.indexer import IndexSummary, Progress
 from cleveragents.output import ColumnDef, OutputSession
 from cleveragents.services import indexing
 from cleveragents.services.resources import ResourceInfo
-from cleveragents.services.workspace import Workspace
 from cleveragents.terms import UKO_CODE
 
 from .context import AppContext, get_context

@@ -28,16 +28,20 @@ from cleveragents.output.failures import (
     was_rendered,
 )
 from cleveragents.output.human import CANCELLED_MESSAGE
+from cleveragents.processes import terminate_as_interrupt
 
 from . import (
+    actor_cmd,
     config_cmd,
     context_cmd,
     graph_cmd,
     index_cmd,
     init_cmd,
     lsp_cmd,
+    mcp_cmd,
     ontology_cmd,
     project_cmd,
+    providers_cmd,
     query_cmd,
     resource_cmd,
     show_cmd,
@@ -167,6 +171,9 @@ def build_app() -> typer.Typer:
     app.add_typer(ontology_cmd.app, name="ontology")
     app.add_typer(lsp_cmd.app, name="lsp")
     app.add_typer(context_cmd.app, name="context")
+    app.add_typer(providers_cmd.app, name="providers")
+    app.add_typer(actor_cmd.app, name="actor")
+    app.add_typer(mcp_cmd.app, name="mcp")
     app.command("index")(index_cmd.index_command)
     app.command("show")(show_cmd.show_command)
     return app
@@ -200,6 +207,8 @@ def run(argv: Sequence[str] | None = None, *, cli: typer.Typer | None = None) ->
     """Console-script entry point (``agents``/``cleveragents``); returns the exit code."""
     command = typer.main.get_command(cli or app)
     state = AppContext()
+    if argv is None:  # the real command, not a test calling run(): SIGTERM unwinds like Ctrl+C
+        terminate_as_interrupt()
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         result = command.main(args=args, prog_name=PROG, standalone_mode=False, obj=state)

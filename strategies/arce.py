@@ -23,9 +23,9 @@ from cleveragents.strategies import _common as common
 from cleveragents.strategies import _intent
 from cleveragents.strategies.breadth_depth_navigator import traverse
 from cleveragents.strategies.temporal_archaeology import change_counts
+from cleveragents.terms import UKO
 
 NAME = "arce"
-UKO = "https://cleveragents.ai/ontology/uko#"
 
 
 @dataclass(frozen=True)

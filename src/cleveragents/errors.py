@@ -92,9 +92,24 @@ class ConflictError(CleverAgentsError):
     category = "CONFLICT"
 
 
+class RequestTooLargeError(CleverAgentsError):
+    """A request exceeds a configured size limit (server.max_request_bytes)."""
+
+    code = 413
+    category = "REQUEST_TOO_LARGE"
+
+
 class QueryTimeoutError(CleverAgentsError):
     code = 408
     category = "TIMEOUT"
+
+
+class ForbiddenError(CleverAgentsError):
+    """The request is well-formed but refused by policy (e.g. SPARQL SERVICE calls to
+    endpoints not on the allow-list, writes to the audit trail)."""
+
+    code = 403
+    category = "FORBIDDEN"
 
 
 class StoreLockedError(CleverAgentsError):

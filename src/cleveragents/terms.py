@@ -30,6 +30,7 @@ OWL: Final = "http://www.w3.org/2002/07/owl#"
 XSD: Final = "http://www.w3.org/2001/XMLSchema#"
 SH: Final = "http://www.w3.org/ns/shacl#"
 PROV: Final = "http://www.w3.org/ns/prov#"
+P_PLAN: Final = "http://purl.org/net/p-plan#"
 DCTERMS: Final = "http://purl.org/dc/terms/"
 
 # Instance data (resources, projects, plans, commits...) lives under one base.
@@ -59,12 +60,15 @@ PREFIXES: Final[dict[str, str]] = {
     "xsd": XSD,
     "sh": SH,
     "prov": PROV,
+    "p-plan": P_PLAN,
     "dcterms": DCTERMS,
 }
 
 RDF_TYPE: Final = RDF + "type"
 RDFS_SUBCLASSOF: Final = RDFS + "subClassOf"
 RDFS_SUBPROPERTYOF: Final = RDFS + "subPropertyOf"
+# RDF 1.2: a reifier ``rdf:reifies`` the triple term of the edge it annotates.
+RDF_REIFIES: Final = RDF + "reifies"
 
 
 def sparql_prefixes() -> str:

@@ -616,3 +616,16 @@ def test_references_point_a_language_server_at_the_name() -> None:
     assert ("calls", "area_of") in named
     assert ("testsCallable", "area_of") in named
     assert all(r.position for r in analysis.references)
+
+
+@pytest.mark.parametrize("target", ["u8", "&str", "[A]", "(u8, u8)", "fn()"])
+def test_an_impl_for_a_type_that_is_not_a_path_keeps_the_file(target: str) -> None:
+    """``impl Bound for u8`` used to raise IndexError in name resolution and drop the whole file."""
+    analysis = analyze(
+        RUST, "src/lib.rs", f"pub trait Bound {{ fn f(&self); }}\nimpl<A> Bound for {target} {{ fn f(&self) {{}} }}\n"
+    )
+    assert not analysis.problems
+    keys = {e.key for e in analysis.entities}
+    assert {"Bound", f"impl/Bound for {target}", "Bound.f"} <= keys
+    implements = [r for r in analysis.references if r.predicate == UKO_OO + "implements"]
+    assert [r.targets for r in implements] == [(("crate.Bound", 0.9),)]

@@ -10,14 +10,26 @@ import pytest
 
 from cleveragents.context.model import ContextRequest, PlanContext, TemporalScope
 from cleveragents.context.protocols import BackendSet
+from cleveragents.graph.workspace import Workspace
 from cleveragents.services import graph_service, indexing
 from cleveragents.services.resources import ResourceInfo
-from cleveragents.services.workspace import Workspace
 from cleveragents.strategies.plan_decision_context import PlanDecisionContext
 from cleveragents.strategies.temporal_archaeology import TemporalArchaeology
 from tests.context.strategy_support import backends_for, build_requests_store
 
 ID = "https://cleveragents.ai/id/test/"
+_NOW = '"2026-01-16T09:00:00Z"^^<http://www.w3.org/2001/XMLSchema#dateTime>'
+IDENTITY = "\n".join(
+    [
+        f'id:{p} ca:attempt 1 ; ca:createdAt {_NOW} ; ca:createdBy "test" ; ca:definitionOfDone "done" ; '
+        'ca:automationLevel "auto" .'
+        for p in ("plan", "child", "other")
+    ]
+    + [
+        f'id:{d} ca:createdAt {_NOW} ; ca:approvalStatus "auto" ; ca:ulid "01HXM7C2ZK4Q7C2B3F2R4VYVA{i}" .'
+        for i, d in enumerate(("d-root-old", "d-root", "d-strategy", "d-tool", "d-spawn", "child-root", "other-root"))
+    ]
+)
 PLANS = f"""PREFIX ca: <https://cleveragents.ai/ontology/ca#>
 PREFIX id: <{ID}>
 INSERT DATA {{
@@ -41,6 +53,11 @@ id:child-root a ca:Decision ; ca:belongsToPlan id:child ; ca:decisionType ca:pro
 id:other a ca:Plan ; ca:phase ca:ExecutePhase ; ca:state ca:processing .
 id:other-root a ca:Decision ; ca:belongsToPlan id:other ; ca:decisionType ca:prompt_definition ;
     ca:sequenceNumber 0 ; ca:chosenOption "Unrelated work." .
+# The identity fields every plan and decision carries (shapes/ca.ttl, plans engine block).
+id:plan ca:rootPlan id:plan . id:other ca:rootPlan id:other .
+id:plan ca:ulid "01HXM7C2ZK4Q7C2B3F2R4VYV90" . id:child ca:ulid "01HXM7C2ZK4Q7C2B3F2R4VYV91" .
+id:other ca:ulid "01HXM7C2ZK4Q7C2B3F2R4VYV92" .
+{IDENTITY}
 }}"""
 
 

@@ -58,8 +58,8 @@ def test_unsatisfiable_class_is_named(tmp_path: Path) -> None:
 @pytest.mark.java
 @needs_java
 def test_inconsistent_individual_is_reported(tmp_path: Path) -> None:
-    # A plan is a prov:Activity, a resource a prov:Entity; PROV makes them disjoint.
-    path = _extension(tmp_path, "<https://example.org/x> a ca:Resource , ca:Plan .")
+    # A correction attempt is a prov:Activity, a resource a prov:Entity; PROV makes them disjoint.
+    path = _extension(tmp_path, "<https://example.org/x> a ca:Resource , ca:CorrectionAttempt .")
     report = check_consistency([path])
     assert not report.consistent
     assert "INCONSISTENT" in report.summary()

@@ -21,7 +21,7 @@ from cleveragents.tbox import (
     superproperties,
     tbox_closure,
 )
-from cleveragents.terms import CA, OWL, PREFIXES, PROV, RDF_TYPE, RDFS, UKO
+from cleveragents.terms import CA, OWL, P_PLAN, PREFIXES, PROV, RDF_TYPE, RDFS, UKO
 
 UKO_PREFIXES = [p for p in PREFIXES if p == "uko" or p.startswith("uko-")]
 LAYERS = {
@@ -125,7 +125,7 @@ def test_every_named_individual_has_label_and_comment() -> None:
 def test_terms_live_in_their_modules_namespace() -> None:
     for iri in _declared_terms():
         module = module_of(iri)
-        if iri.startswith(PROV) or iri.startswith("http://purl.org/vocab/vann/"):
+        if iri.startswith((PROV, P_PLAN, "http://purl.org/vocab/vann/")):
             continue  # declared subsets of external vocabularies
         assert module is not None, iri
         assert show_term(iri).module == module.prefix, iri
@@ -424,7 +424,8 @@ def test_phases_and_allowed_states_follow_the_spec() -> None:
     [
         ("Resource", "Entity"),
         ("Project", "Entity"),
-        ("Plan", "Activity"),
+        ("Plan", "Plan"),
+        ("PhaseRun", "Activity"),
         ("Action", "Plan"),
         ("Decision", "Entity"),
         ("Commit", "Activity"),

@@ -26,20 +26,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
-from urllib.parse import quote
 
 import pyoxigraph as ox
 from ulid import ULID
 
 from cleveragents.errors import CleverAgentsError, ShapeViolationError, ValidationError
 from cleveragents.graph import layout
+from cleveragents.graph.hierarchy import TBox
 from cleveragents.graph.inference import InferenceDelta, infer, rederive_all
+from cleveragents.graph.ntriples import load_ntriples, ntriples
 from cleveragents.graph.publish import publish
 from cleveragents.graph.revisions import TEMPORAL_PREDICATES, derive_revisions
-from cleveragents.graph.store import GraphStore, load_ntriples, ntriples, syntax_error
-from cleveragents.graph.tbox import TBox
+from cleveragents.graph.store import GraphStore, syntax_error
 from cleveragents.graph.uko_inference import IMPLICIT_EDGES, UkoInferenceEngine
-from cleveragents.terms import CA, GENID, ID, PROV, RDF_TYPE, XSD
+from cleveragents.iris import agent_iri, commit_iri
+from cleveragents.terms import CA, GENID, PROV, RDF_TYPE, XSD
 
 Triple = tuple[Any, Any, Any]
 
@@ -95,7 +96,7 @@ class CommitResult:
 
 
 def commit_node(revision: int) -> ox.NamedNode:
-    return ox.NamedNode(f"{ID}commit/{revision}")
+    return ox.NamedNode(commit_iri(revision))
 
 
 def _has_blank_node_term(data: bytes) -> bool:
@@ -109,7 +110,7 @@ def _has_blank_node_term(data: bytes) -> bool:
 
 def agent_node(name: str) -> ox.NamedNode:
     """The agent's IRI; names such as 'Ada <ada@example.org>' (git authors) are percent-encoded."""
-    return ox.NamedNode(f"{ID}agent/{quote(name, safe='@._-~')}")
+    return ox.NamedNode(agent_iri(name))
 
 
 class CommitEngine:

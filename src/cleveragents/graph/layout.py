@@ -22,6 +22,8 @@ from typing import Final, Literal
 
 from pyoxigraph import DefaultGraph, NamedNode
 
+from cleveragents.terms import CA, ID
+
 GRAPH_BASE: Final = "https://cleveragents.ai/graph/"
 OPEN: Final = "open"
 
@@ -32,7 +34,11 @@ ONTOLOGY = NamedNode(GRAPH_BASE + "ontology")
 TBOX_CLOSURE = NamedNode(GRAPH_BASE + "tbox-closure")
 SHAPES = NamedNode(GRAPH_BASE + "shapes")
 META = NamedNode(GRAPH_BASE + "meta")
-STORE_NODE = NamedNode("https://cleveragents.ai/id/store")
+STORE_NODE = NamedNode(ID + "store")
+# META predicates of the store node: the last published revision, and the revision whose
+# publication was started and not finished (the redo record, see graph/publish.py).
+HEAD = NamedNode(CA + "headRevision")
+PUBLISHING = NamedNode(CA + "publishingRevision")
 
 Family = Literal["iv", "inf", "stage"]
 

@@ -20,6 +20,7 @@ import pyoxigraph as ox
 
 from cleveragents.graph import layout
 from cleveragents.graph.store import GraphStore
+from cleveragents.iris import commit_iri
 from cleveragents.terms import CA, PROV, RDF_TYPE, UKO, XSD
 
 TYPE = ox.NamedNode(RDF_TYPE)
@@ -72,7 +73,7 @@ def derive_revisions(
     )
     removed_keys = set(removals)
     stamp = ox.Literal(when.isoformat().replace("+00:00", "Z"), datatype=ox.NamedNode(XSD + "dateTime"))
-    commit = ox.NamedNode(f"https://cleveragents.ai/id/commit/{rev}")
+    commit = ox.NamedNode(commit_iri(rev))
     adds: list[Triple] = []
     closes: list[ox.Quad] = []
     for entity in sorted(touched, key=lambda n: n.value):

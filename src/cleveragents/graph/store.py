@@ -23,11 +23,11 @@ import pyoxigraph as ox
 
 from cleveragents.errors import DatabaseError, QuerySyntaxError, StoreLockedError
 from cleveragents.graph import layout
-from cleveragents.graph.layout import IntervalGraph
-from cleveragents.terms import CA, PREFIXES
+from cleveragents.graph.layout import HEAD, PUBLISHING, IntervalGraph
+from cleveragents.graph.publish import finish_publication
+from cleveragents.graph.sparql_guard import refuse_services
+from cleveragents.terms import PREFIXES
 
-HEAD = ox.NamedNode(CA + "headRevision")
-PUBLISHING = ox.NamedNode(CA + "publishingRevision")
 LOCK_INFO = "writer.json"
 
 
@@ -52,6 +52,8 @@ class GraphStore:
         self.write_lock = threading.RLock()
         self._graphs: dict[ox.NamedNode, IntervalGraph] | None = None
         self._head: int | None = None
+        # SPARQL SERVICE endpoints queries may call (see sparql_guard); none by default.
+        self.allowed_services: frozenset[str] = frozenset()
 
     # -- opening -------------------------------------------------------------------
 
@@ -192,8 +194,6 @@ class GraphStore:
 
     def discard_unpublished(self) -> None:
         """Recover after a crash: finish a started publication, drop any other leftovers."""
-        from cleveragents.graph.publish import finish_publication
-
         if self.publishing is not None:
             finish_publication(self, self.publishing)
         head = self.head
@@ -213,7 +213,9 @@ class GraphStore:
         named_graphs: list[ox.NamedNode] | None = None,
         bindings: dict[str, Any] | None = None,
     ) -> Any:
-        """Run SPARQL over a view (default: current state) with the standard prefixes."""
+        """Run SPARQL over a view (default: current state) with the standard prefixes.
+        A ``SERVICE`` to an endpoint not in ``allowed_services`` is refused."""
+        refuse_services(sparql, self.allowed_services, PREFIXES)
         view = view or self.view()
         try:
             return self.raw.query(
@@ -247,25 +249,6 @@ class GraphStore:
     def disk_bytes(self) -> int:
         root = self.path / "oxigraph"
         return sum(f.stat().st_size for f in root.rglob("*") if f.is_file()) if root.is_dir() else 0
-
-
-def ntriples(triples: Iterable[tuple[Any, Any, Any]]) -> bytes:
-    """N-Triples text of pyoxigraph terms (their ``str`` is their N-Triples form).
-
-    Loading text is the cheap way to write many triples: building a ``Quad`` per triple
-    in Python costs several microseconds each (every term is converted)."""
-    return "".join(f"{s} {p} {o} .\n" for s, p, o in triples).encode()
-
-
-def load_ntriples(raw: ox.Store, body: bytes, graph: ox.NamedNode | ox.DefaultGraph) -> None:
-    """Write N-Triples into one graph; a big body goes through ``bulk_load``, which is not
-    atomic, so callers write only graphs no view reads yet or redo-able steps."""
-    if not body:
-        return
-    if len(body) > 2_000_000:
-        raw.bulk_load(body, ox.RdfFormat.N_TRIPLES, to_graph=graph)
-    else:
-        raw.load(body, ox.RdfFormat.N_TRIPLES, to_graph=graph)
 
 
 def syntax_error(exc: SyntaxError, what: str) -> QuerySyntaxError:

@@ -68,11 +68,11 @@ from typing import Any, Final
 import pyoxigraph as ox
 
 from cleveragents.graph import layout
+from cleveragents.graph.hierarchy import TBox
 from cleveragents.graph.inference import drop_present
 from cleveragents.graph.store import GraphStore
-from cleveragents.graph.tbox import TBox
-from cleveragents.indexing.emit import REIFIES, edge_iri, file_iri, split_iri
-from cleveragents.terms import CA, OWL, RDF_TYPE, UKO, XSD
+from cleveragents.iris import edge_iri, file_iri, split_iri
+from cleveragents.terms import CA, OWL, RDF_REIFIES, RDF_TYPE, UKO, XSD
 
 VANN: Final = "http://purl.org/vocab/vann/"
 TYPE = ox.NamedNode(RDF_TYPE)
@@ -85,7 +85,7 @@ MENTIONS = ox.NamedNode(CA + "mentions")
 AWAITS_CONTAINER = ox.NamedNode(CA + "awaitsContainer")
 CONFIDENCE_PREDICATE = ox.NamedNode(CA + "confidence")
 RESOLVED_BY_PREDICATE = ox.NamedNode(CA + "resolvedBy")
-REIFIES_PREDICATE = ox.NamedNode(REIFIES)
+REIFIES_PREDICATE = ox.NamedNode(RDF_REIFIES)
 TRUE = ox.Literal("true", datatype=ox.NamedNode(XSD + "boolean"))
 INTEGER = ox.NamedNode(XSD + "integer")
 

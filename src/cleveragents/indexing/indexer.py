@@ -36,10 +36,12 @@ from typing import Any, Protocol
 
 import pyoxigraph as ox
 
+from cleveragents import iris
 from cleveragents.graph.commit import CommitRequest, CommitResult, Triple
+from cleveragents.graph.ntriples import ntriples
 from cleveragents.graph.revisions import TEMPORAL_PREDICATES
-from cleveragents.graph.store import GraphStore, ntriples
-from cleveragents.services.workspace import WriteSession
+from cleveragents.graph.store import GraphStore
+from cleveragents.graph.workspace import WriteSession
 from cleveragents.terms import CA, RDF_TYPE, UKO, UKO_CODE, UKO_PY
 
 from . import emit
@@ -253,7 +255,7 @@ def _analyze(job: tuple[str, bytes]) -> FileResult | FileError:
         lines = emit.entity_lines(analysis, source, _worker_target.ulid, _worker_target.iri)
     except Exception as exc:  # one bad file never aborts a run; it is reported
         return FileError(path, f"{analyzer.name} analyzer failed: {type(exc).__name__}: {exc}")
-    file_node = emit.file_iri(_worker_target.ulid, path)
+    file_node = iris.file_iri(_worker_target.ulid, path)
     lines.append(f"<{file_node}> <{INDEXED_BY}> {emit.literal(analyzer_id(analyzer))} .")
     symbols = tuple((ns, name, e.key) for e in analysis.entities for ns, name in e.symbols)
     hidden = tuple(name for problem in analysis.problems for name in problem.hidden)
@@ -563,7 +565,7 @@ class Indexer:
         best: dict[tuple[str, str, str], tuple[float, str]] = {}
         answers = resolved.references if resolved is not None else {}
         for number, reference in enumerate(references):
-            source = emit.file_iri(target.ulid, path, reference.source)
+            source = iris.file_iri(target.ulid, path, reference.source)
             hits = [(iri, confidence, "name-match") for iri, confidence in table.resolve(reference)]
             better = answers.get(number)
             if resolved is not None and reference.position is not None:
@@ -610,7 +612,7 @@ class Indexer:
         )
         out: list[OutlineEntry] = []
         for row in rows:
-            parts = emit.split_iri(row["e"].value)
+            parts = iris.split_iri(row["e"].value)
             if parts is None or not parts[2]:
                 continue
             start, _, end, _ = Span.parse(row["range"].value)
@@ -677,7 +679,7 @@ class Indexer:
         of these directory nodes of the resource (None: all of them), as canonical N-Triples
         lines.
 
-        Reifier IRIs are derived from the edges (``emit.edge_iri``), so they are fetched by
+        Reifier IRIs are derived from the edges (``iris.edge_iri``), so they are fetched by
         IRI; matching ``rdf:reifies <<( ?s ?p ?o )>>`` would scan every reifier instead.
         """
         not_temporal = ", ".join(f"<{p}>" for p in sorted(TEMPORAL_PREDICATES))
@@ -695,11 +697,11 @@ class Indexer:
                 f"?s ?p ?o . FILTER(?p NOT IN ({not_temporal}))"
             )
         else:
-            values = " ".join(f"<{emit.directory_iri(target.ulid, d)}>" for d in sorted(directories))
+            values = " ".join(f"<{iris.directory_iri(target.ulid, d)}>" for d in sorted(directories))
             lines |= self._construct(
                 f"VALUES ?s {{ {values} }} ?s a <{UKO_CODE}Package> ; ?p ?o . FILTER(?p NOT IN ({not_temporal}))"
             )
-        edges = [emit.edge_iri(*_iris(line)) for line in lines if line.endswith(">") and " <<(" not in line]
+        edges = [iris.edge_iri(*_iris(line)) for line in lines if line.endswith(">") and " <<(" not in line]
         for start in range(0, len(edges), 1000):
             values = " ".join(f"<{iri}>" for iri in edges[start : start + 1000])
             lines |= self._construct(f"VALUES ?s {{ {values} }} ?s ?p ?o")
@@ -746,8 +748,8 @@ def symbol_table(target: Target, links: dict[str, LinkData], wanted: set[str] | 
         node = ""
         for namespace, name, key in link.symbols:
             if wanted is None or name in wanted or simple_part(name) in wanted:
-                node = node or emit.file_iri(target.ulid, path)
-                table.define(namespace, name, emit.entity_iri(node, key))
+                node = node or iris.file_iri(target.ulid, path)
+                table.define(namespace, name, iris.entity_iri(node, key))
             else:
                 table.add_root(namespace, name)
     return table
@@ -804,17 +806,17 @@ def _directory_text(target: Target, files: Iterable[str], scope: set[str] | None
         for depth in range(len(parts) - 1):
             parent = "/".join(parts[:depth])
             child = "/".join(parts[: depth + 1])
-            children.setdefault(parent, set()).add(emit.directory_iri(target.ulid, child))
+            children.setdefault(parent, set()).add(iris.directory_iri(target.ulid, child))
             children.setdefault(child, set())
         parent = "/".join(parts[:-1])
-        children.setdefault(parent, set()).add(emit.file_iri(target.ulid, path))
+        children.setdefault(parent, set()).add(iris.file_iri(target.ulid, path))
         if parts[-1] == "__init__.py":
             python_packages.add(parent)
     lines: list[str] = []
     for directory, members in children.items():
         if scope is not None and directory not in scope:
             continue
-        node = emit.directory_iri(target.ulid, directory)
+        node = iris.directory_iri(target.ulid, directory)
         lines.append(f"<{node}> <{RDF_TYPE}> <{UKO_CODE}Package> .")
         if directory in python_packages:
             lines.append(f"<{node}> <{RDF_TYPE}> <{UKO_PY}Package> .")
@@ -854,5 +856,5 @@ def _count_entity_changes(add: set[str], remove: list[ox.Triple], summary: Index
     summary.entities_added = len(typed_added - typed_removed)
     summary.entities_removed = len(typed_removed - typed_added)
     summary.entities_changed = len(
-        {s for s in touched - typed_added - typed_removed if not s.startswith(emit.EDGE_BASE)}
+        {s for s in touched - typed_added - typed_removed if not s.startswith(iris.EDGE_BASE)}
     )

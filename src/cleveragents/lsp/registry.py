@@ -21,7 +21,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from cleveragents.errors import ConfigurationError, LSPUnavailable, NotFoundError, ValidationError
 from cleveragents.lsp.languages import language_of
-from cleveragents.services.names import parse_name
+from cleveragents.names import parse_name
 
 __all__ = [
     "BUILTIN_NAMESPACE",

@@ -19,11 +19,11 @@ import pyoxigraph as ox
 
 from cleveragents.errors import NotFoundError, UsageError, ValidationError
 from cleveragents.graph import history as hist
+from cleveragents.graph.hierarchy import TBox
 from cleveragents.graph.store import GraphStore, View
-from cleveragents.graph.tbox import TBox
 from cleveragents.graph.uko_inference import IMPLICIT_EDGES, INFORMATION_UNIT, LAYER, Vocabulary, reifier_of
-from cleveragents.services.graph_service import parse_iri
-from cleveragents.services.workspace import Workspace
+from cleveragents.graph.workspace import Workspace
+from cleveragents.iris import parse_iri
 from cleveragents.terms import CA, RDF_TYPE, UKO
 
 SOURCE_RESOURCE = ox.NamedNode(UKO + "sourceResource")

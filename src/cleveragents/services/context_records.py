@@ -20,8 +20,9 @@ from cleveragents.context.model import AssembledContext, ContextFragment, Contex
 from cleveragents.errors import NotFoundError, ValidationError
 from cleveragents.graph.commit import CommitRequest, CommitResult
 from cleveragents.graph.store import GraphStore
+from cleveragents.graph.workspace import Workspace
+from cleveragents.iris import resource_iri
 from cleveragents.services import entities
-from cleveragents.services.workspace import Workspace
 from cleveragents.terms import CA, ID, XSD
 
 ASSEMBLY = ox.NamedNode(CA + "ContextAssembly")
@@ -145,7 +146,7 @@ def _triples(
         triples.append((node, _p("preamble"), ox.Literal(context.preamble)))
     if project:
         triples.append((node, _p("scopeProject"), ox.NamedNode(project)))
-    triples += [(node, _p("scopeResource"), ox.NamedNode(f"{ID}resource/{ulid}")) for ulid in resources]
+    triples += [(node, _p("scopeResource"), ox.NamedNode(resource_iri(ulid))) for ulid in resources]
     for index, fragment in enumerate(context.fragments):
         entry = ox.NamedNode(f"{node.value}/fragment/{index}")
         triples += [(node, _p("hasFragment"), entry), *_fragment_triples(entry, index, fragment, renderer)]

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyoxigraph as ox
 
-from cleveragents.errors import NotFoundError, ValidationError
+from cleveragents.errors import NotFoundError, QueryTimeoutError, ValidationError
 from cleveragents.graph import history as hist
 from cleveragents.graph import layout
 from cleveragents.graph.commit import CommitRequest, CommitResult
+from cleveragents.graph.sparql_guard import refuse_services
 from cleveragents.graph.store import GraphStore, syntax_error
+from cleveragents.graph.workspace import Workspace, shapes_validator
+from cleveragents.iris import parse_iri
 from cleveragents.services.query_runner import QueryOutcome, run_with_timeout
 from cleveragents.services.sparql_update import parse_update
-from cleveragents.services.workspace import Workspace, shapes_validator
 from cleveragents.terms import PREFIXES
 
 RDF_FORMATS: dict[str, ox.RdfFormat] = {
@@ -33,21 +37,48 @@ RDF_FORMATS: dict[str, ox.RdfFormat] = {
 
 def query(ws: Workspace, sparql: str, *, as_of: str | None = None, timeout: float = 30.0) -> QueryOutcome:
     ws.require()
-    return run_with_timeout(ws.store_dir, sparql, as_of, timeout)
+    return run_with_timeout(ws.store_dir, sparql, as_of, timeout, allowed_services=ws.service_allowlist)
 
 
-def update(ws: Workspace, text: str, *, message: str = "", agent: str = "cleveragents") -> CommitResult:
-    """Apply a SPARQL Update as one validated commit."""
+def update(
+    ws: Workspace,
+    text: str,
+    *,
+    message: str = "",
+    agent: str = "cleveragents",
+    timeout: float | None = None,
+    extra: Iterable[tuple] = (),
+) -> CommitResult:
+    """Apply a SPARQL Update as one validated commit; ``extra`` triples (an audit event)
+    join the same commit.
+
+    The WHERE clauses are evaluated like queries, in a killable child beside the writer
+    (``timeout`` seconds for all of them together; None: no limit), so a runaway WHERE
+    or Ctrl+C stops the update before anything is written; DATA blocks are read here."""
     parsed = parse_update(text)
+    refuse_services(text, ws.service_allowlist, PREFIXES)
+    deadline = time.monotonic() + timeout if timeout and timeout > 0 else None
     with ws.writer() as session:
         remove: set[tuple] = set()
         add: set[tuple] = set()
-        for kind, construct in parsed.constructs():
+        for kind, construct, has_where in parsed.constructs():
             try:
-                triples = session.store.query(construct)
+                if has_where:
+                    left = None if deadline is None else max(0.001, deadline - time.monotonic())
+                    triples: Any = run_with_timeout(
+                        ws.store_dir, construct, None, left, allowed_services=ws.service_allowlist
+                    ).triples
+                else:
+                    triples = session.store.query(construct)
+            except QueryTimeoutError:
+                raise QueryTimeoutError(
+                    f"update cancelled after {timeout:g} s while evaluating its WHERE; nothing was written",
+                    suggestions=["narrow the WHERE patterns", "raise it: --timeout or config query.timeout"],
+                ) from None
             except ValidationError as exc:
                 raise ValidationError(f"in SPARQL update: {exc.message}") from None
             (remove if kind == "delete" else add).update((t.subject, t.predicate, t.object) for t in triples)
+        add.update(extra)
         return session.commit(
             CommitRequest(
                 add=add,
@@ -219,18 +250,6 @@ def blame(ws: Workspace, iri: str, *, include_retracted: bool = False) -> list[B
         if not s.inferred and (include_retracted or s.end is None)
     ]
     return lines
-
-
-def parse_iri(text: str) -> ox.NamedNode:
-    """An IRI from '<...>', a full IRI or a prefixed name with a known prefix."""
-    value = text.strip().removeprefix("<").removesuffix(">")
-    prefix, sep, local = value.partition(":")
-    if sep and prefix in PREFIXES and not local.startswith("//"):
-        value = PREFIXES[prefix] + local
-    try:
-        return ox.NamedNode(value)
-    except ValueError as exc:
-        raise ValidationError(f"not an IRI: '{text}' ({exc})") from None
 
 
 def commit_summary(result: CommitResult) -> dict[str, Any]:

@@ -16,11 +16,11 @@ import pyoxigraph as ox
 from cleveragents.errors import ConflictError, NotFoundError, ValidationError
 from cleveragents.graph.commit import CommitRequest, CommitResult
 from cleveragents.graph.store import GraphStore
+from cleveragents.graph.workspace import Workspace
 from cleveragents.lsp import builtins
 from cleveragents.lsp.builtins import InstallResult
 from cleveragents.lsp.registry import BUILTIN_NAMESPACE, LSPServerEntry
 from cleveragents.services import entities
-from cleveragents.services.workspace import Workspace
 from cleveragents.terms import CA
 
 CLASS = "LspServer"

@@ -9,9 +9,9 @@ import pyoxigraph as ox
 from cleveragents.errors import ConflictError
 from cleveragents.graph.commit import CommitRequest, CommitResult
 from cleveragents.graph.store import GraphStore
+from cleveragents.graph.workspace import Workspace
+from cleveragents.names import parse_name
 from cleveragents.services import entities
-from cleveragents.services.names import parse_name
-from cleveragents.services.workspace import Workspace
 from cleveragents.terms import CA
 
 PROJECT = ox.NamedNode(CA + "Project")

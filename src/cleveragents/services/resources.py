@@ -13,9 +13,9 @@ import pyoxigraph as ox
 from cleveragents.errors import ConflictError, NotFoundError, ValidationError
 from cleveragents.graph.commit import CommitRequest, CommitResult
 from cleveragents.graph.store import GraphStore
+from cleveragents.graph.workspace import Workspace
+from cleveragents.names import default_name, parse_name
 from cleveragents.services import entities
-from cleveragents.services.names import default_name, parse_name
-from cleveragents.services.workspace import Workspace
 from cleveragents.terms import CA
 
 USER_ADDABLE = ("fs-directory", "git-checkout")

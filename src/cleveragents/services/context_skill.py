@@ -22,7 +22,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from cleveragents.context.model import AssembledContext, ContextRequest, PlanContext, TemporalScope
 from cleveragents.errors import UsageError
-from cleveragents.services.workspace import Workspace
+from cleveragents.graph.workspace import Workspace
 
 SKILL_NAME = "builtin/context"
 SKILL_DESCRIPTION = "Request additional context during reasoning"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,8 +15,8 @@ import pyoxigraph as ox
 from cleveragents.errors import ConfigurationError, DatabaseError
 from cleveragents.graph import layout
 from cleveragents.graph.commit import CommitEngine, CommitRequest, CommitResult
+from cleveragents.graph.hierarchy import TBox, rebuild_closure
 from cleveragents.graph.store import GraphStore
-from cleveragents.graph.tbox import TBox, rebuild_closure
 from cleveragents.tbox.modules import load_ontology, load_shapes
 
 CONFIG_TEMPLATE = """# CleverAgents configuration (see `agents config list` for every key).
@@ -36,10 +36,18 @@ class WriteSession:
 
 
 class Workspace:
-    def __init__(self, data_dir: Path, *, validate_on_commit: bool = True) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        validate_on_commit: bool = True,
+        service_allowlist: Iterable[str] = (),
+    ) -> None:
         self.data_dir = data_dir.expanduser()
         # The default for writer(): config key store.validate_on_commit.
         self.validate_on_commit = validate_on_commit
+        # SPARQL SERVICE endpoints queries may call (config query.service_allowlist).
+        self.service_allowlist = frozenset(service_allowlist)
         self.store_dir = self.data_dir / "store"
         self.config_file = self.data_dir / "config.toml"
 
@@ -89,6 +97,7 @@ class Workspace:
         if validate is None:
             validate = self.validate_on_commit
         with GraphStore.open(self.store_dir) as store:
+            store.allowed_services = self.service_allowlist
             validator = ShapesOnFirstUse(store.raw) if validate else None
             yield WriteSession(store, CommitEngine(store, TBox.from_store(store.raw), validator))
 
@@ -96,6 +105,7 @@ class Workspace:
     def reader(self) -> Iterator[GraphStore]:
         self.require()
         store = GraphStore.open_read_only(self.store_dir)
+        store.allowed_services = self.service_allowlist
         try:
             yield store
         finally:

@@ -1,0 +1,1 @@
+"""Actors: definitions (YAML v3), providers through LangChain, the LangGraph runtime."""
