@@ -13,8 +13,8 @@ from cleveragents.output import ColumnDef, OutputSession
 from cleveragents.services import actor_registry, actor_runs
 from cleveragents.services.actor_registry import ActorInfo
 
-from .context import AppContext, get_context
 from .graph_cmd import agent_name, workspace
+from .invocation import AppContext, get_context
 from .rendering import is_structured, listed, record, render_commit, render_retraction, reporting_violations
 
 app = typer.Typer(help="Register actors (YAML/JSON v3 files) and run them.", no_args_is_help=True)
@@ -181,7 +181,7 @@ def run(
         if output:
             output.write_text(answer.text, encoding="utf-8")
         out.data("answer", {"actor": answer.actor, "model": answer.model, "text": answer.text,
-                            "usage": answer.usage.as_dict()}, hidden=True)
+                            "usage": answer.usage.as_dict(), "cost_usd": answer.cost_usd}, hidden=True)
         if not streamed and not structured:
             out.text(answer.text)
 

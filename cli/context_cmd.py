@@ -18,8 +18,8 @@ from cleveragents.iris import split_iri
 from cleveragents.output import ColumnDef, OutputSession
 from cleveragents.terms import compact
 
-from .context import AppContext, get_context
 from .graph_cmd import agent_name, use_format, workspace
+from .invocation import AppContext, get_context
 from .rendering import is_structured, listed, record, render_commit
 
 if TYPE_CHECKING:

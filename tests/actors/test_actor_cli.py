@@ -47,6 +47,15 @@ def test_actor_run_streams_and_reports_usage_in_json(cli: Cli, model_server):
     answer = doc["data"]["answer"]
     assert answer["text"] == "whole" and answer["model"] == "openai-compatible/gpt-4o-mini"
     assert answer["usage"]["calls"] == 1 and answer["usage"]["total_tokens"] > 0
+    assert answer["cost_usd"] is None  # no price table: unpriced, not zero
+
+
+def test_cost_comes_from_the_price_table(cli: Cli, model_server, tmp_path: Path):
+    (cli.data_dir / "prices.toml").write_text(
+        '["openai-compatible/gpt-4o-mini"]\ninput_per_mtok = 0.15\noutput_per_mtok = 0.60\n')
+    model_server.set_script({"turns": [{"text": "x", "usage": {"input_tokens": 1000000, "output_tokens": 500000}}]})
+    answer = cli.ok("actor", "run", "-c", str(EXAMPLE), "-p", "hi", fmt="json").json()["data"]["answer"]
+    assert answer["cost_usd"] == 0.45
 
 
 def test_a_missing_key_fails_before_any_request(cli: Cli, model_server, monkeypatch):

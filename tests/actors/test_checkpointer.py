@@ -12,7 +12,7 @@ from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.graph import END, START, StateGraph
 
 from cleveragents.actors.checkpointer import StoreCheckpointSaver
-from cleveragents.services.workspace import Workspace
+from cleveragents.graph.workspace import Workspace
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +75,12 @@ def test_a_run_is_recorded_in_the_graph_and_resumes_in_a_new_process_state(templ
         graph = _graph().compile(checkpointer=saver)
         assert graph.invoke({"total": 1, "log": []}, config) == {"total": 4, "log": ["add1", "double"]}
         history = list(graph.get_state_history(config))
-        assert len(history) == 4 and saver.commits == 4
+        assert len(history) == 4 and saver.commits == 0  # batched: recorded at the flush
+        saver.flush()
+        assert saver.commits == 1
+        # Two more checkpoints written and never flushed, as when the process is killed.
+        graph.invoke({"total": 10, "log": []}, {"configurable": {"thread_id": "killed"}})
+        assert saver.commits == 1
     del graph, saver, session  # the writer's store is released with its last reference
     gc.collect()
     # A new saver on the same store (as after a restart) sees the same thread.
@@ -83,6 +88,11 @@ def test_a_run_is_recorded_in_the_graph_and_resumes_in_a_new_process_state(templ
         saver = StoreCheckpointSaver(session, ws.data_dir / "checkpoints")
         graph = _graph().compile(checkpointer=saver)
         assert graph.get_state(config).values == {"total": 4, "log": ["add1", "double"]}
+        # The killed thread's checkpoints reach the graph on the thread's first use.
+        assert not bool(session.store.query("ASK { ?c ca:threadId 'killed' }"))
+        assert graph.get_state({"configurable": {"thread_id": "killed"}}).values["total"] == 22
+        killed = session.store.query("SELECT (COUNT(?c) AS ?n) WHERE { ?c ca:threadId 'killed' }")
+        assert int(next(iter(killed))["n"].value) == 4
         rows = list(session.store.query(
             "SELECT ?id ?parent ?step WHERE { ?c a ca:ActorCheckpoint ; ca:threadId 'plan-01/execute' ; "
             "ca:checkpointId ?id ; ca:checkpointStep ?step . OPTIONAL { ?c prov:wasDerivedFrom ?p . "
@@ -96,4 +106,4 @@ def test_a_run_is_recorded_in_the_graph_and_resumes_in_a_new_process_state(templ
         assert forked == {"total": 4, "log": ["add1", "double"]}
         saver.delete_thread("plan-01/execute")
         assert graph.get_state(config).values == {}
-        assert not bool(session.store.query("ASK { ?c a ca:ActorCheckpoint }"))
+        assert not bool(session.store.query("ASK { ?c ca:threadId 'plan-01/execute' }"))

@@ -1,21 +1,26 @@
 """LangGraph checkpoints in the store: a ``BaseCheckpointSaver`` over the graph and the data dir.
 
-Each checkpoint is a ``ca:ActorCheckpoint`` node, written by one commit through the commit
-engine (so SHACL checks it and history keeps it), linked to its parent checkpoint by
-``prov:wasDerivedFrom``. The node is the index: thread, namespace, id, step, source and
-the sha256 of its payload. The bytes live under the data dir, written before the commit,
-so a checkpoint the graph names always has its bytes (a process killed between the two
-leaves only an unreferenced file):
+Each checkpoint is a ``ca:ActorCheckpoint`` node in the graph, written through the commit
+engine (so SHACL checks it and history keeps it) and linked to its parent checkpoint by
+``prov:wasDerivedFrom``; the node carries thread, namespace, id, step and the sha256 and
+size of its payload. The bytes live under the data dir, written (and fsync'd) before the
+node is recorded:
 
+    <root>/<thread>/index.jsonl           one line per checkpoint: ns, id, parent, payload hash
     <root>/<thread>/payload/<hash>        the checkpoint without channel values, and metadata
     <root>/<thread>/blobs/<hash>          one channel value at one version (a value is stored
-                                          once, not once per checkpoint, like LangGraph's savers)
+                                          once, not once per checkpoint, as LangGraph's savers do)
     <root>/<thread>/writes/<hash>.json    pending writes of one checkpoint, per task
 
-Payloads are the configured serializer's typed bytes (``JsonPlusSerializer`` by default).
-Pending writes are kept on disk only: they are the in-flight half of a step, and a commit
-per task write would double the graph traffic of a run for data LangGraph discards once the
-next checkpoint exists.
+Reads come from the thread's index file, so a step does not wait for a SPARQL query. The
+graph records are written in **batches**: ``flush()`` commits every checkpoint not yet
+recorded in one commit (the runtime flushes at the end of a run, when it stops with an
+error, and ``record_every`` checkpoints); a commit costs hundreds of milliseconds on an
+indexed store, more than a whole model turn's other work. A process killed before a flush
+loses no checkpoint: the index file is the write-ahead log, and the first use of the
+thread afterwards records what the graph is missing. Payloads are the configured
+serializer's typed bytes (``JsonPlusSerializer`` by default). Pending writes are kept on
+disk only: they are the in-flight half of a step, discarded once the next checkpoint exists.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import random
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -52,9 +58,10 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from cleveragents.graph.commit import CommitRequest, CommitResult
 from cleveragents.graph.store import GraphStore
 from cleveragents.terms import CA, ID, PROV, RDF_TYPE, XSD
+from cleveragents.vocabulary import ca
 
 _TYPE = ox.NamedNode(RDF_TYPE)
-_CHECKPOINT = ox.NamedNode(CA + "ActorCheckpoint")
+_CHECKPOINT = ox.NamedNode(ca.ActorCheckpoint)
 _DERIVED = ox.NamedNode(PROV + "wasDerivedFrom")
 _P = {name: ox.NamedNode(CA + name) for name in (
     "threadId", "checkpointNamespace", "checkpointId", "payloadHash", "payloadBytes", "checkpointStep",
@@ -102,13 +109,20 @@ class StoreCheckpointSaver(BaseCheckpointSaver[str]):
     """Checkpoints of LangGraph runs recorded in the graph, with their bytes under ``root``."""
 
     def __init__(self, writer: GraphWriter, root: Path, *, serde: SerializerProtocol | None = None,
-                 agent: str = "cleveragents") -> None:
+                 agent: str = "cleveragents", record_every: int = 32) -> None:
+        """``record_every``: record in the graph once this many checkpoints wait (1: every put)."""
         super().__init__(serde=serde)
         self.writer = writer
         self.root = root
         self.agent = agent
+        self.record_every = max(1, record_every)
         self._lock = threading.RLock()
+        self._index: dict[str, list[dict[str, Any]]] = {}
+        self._pending_records: list[tuple[str, dict[str, Any]]] = []
         self.commits = 0
+        # Seconds each put and each graph flush took, for the orchestration-overhead benchmark.
+        self.put_seconds: list[float] = []
+        self.flush_seconds: list[float] = []
 
     # --- files -------------------------------------------------------------------------
 
@@ -146,24 +160,43 @@ class StoreCheckpointSaver(BaseCheckpointSaver[str]):
         return [(task_id, channel, self.serde.loads_typed(_typed_from_json(typed)))
                 for _, task_id, channel, typed in rows]
 
-    # --- graph -------------------------------------------------------------------------
+    # --- the thread index (the write-ahead log of the graph records) ----------------------
 
-    def _rows(self, where: str, *, order: str = "DESC(?id)", limit: int | None = None) -> list[dict[str, str]]:
-        query = (
-            "SELECT ?thread ?ns ?id ?hash ?parent WHERE { ?c a ca:ActorCheckpoint ; ca:threadId ?thread ; "
-            "ca:checkpointNamespace ?ns ; ca:checkpointId ?id ; ca:payloadHash ?hash . "
-            f"{where} OPTIONAL {{ ?c prov:wasDerivedFrom ?p . ?p ca:checkpointId ?parent }} }} "
-            f"ORDER BY ?thread ?ns {order}" + (f" LIMIT {int(limit)}" if limit is not None else "")
-        )
-        out = []
-        for row in self.writer.store.query(query):
-            out.append({name: (row[name].value if row[name] is not None else None)
-                        for name in ("thread", "ns", "id", "hash", "parent")})
-        return out
+    def _index_path(self, thread_id: str) -> Path:
+        return self._thread_dir(thread_id) / "index.jsonl"
 
-    def _tuple(self, row: dict[str, str], config: RunnableConfig | None = None) -> CheckpointTuple | None:
-        thread_id, ns, checkpoint_id = row["thread"], row["ns"], row["id"]
-        path = self._thread_dir(thread_id) / "payload" / row["hash"]
+    def _entries(self, thread_id: str) -> list[dict[str, Any]]:
+        """The thread's checkpoints in the order written; the first use records any the graph lacks."""
+        if thread_id not in self._index:
+            path = self._index_path(thread_id)
+            entries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] \
+                if path.is_file() else []
+            self._index[thread_id] = entries
+            if entries:
+                recorded = self._recorded_ids(thread_id)
+                missing = [e for e in entries if e["id"] not in recorded]
+                if missing:
+                    self._pending_records.extend((thread_id, e) for e in missing)
+                    self.flush()
+        return self._index[thread_id]
+
+    def _recorded_ids(self, thread_id: str) -> set[str]:
+        rows = self.writer.store.query(
+            f"SELECT ?id WHERE {{ ?c a ca:ActorCheckpoint ; ca:threadId {ox.Literal(thread_id)} ; "
+            "ca:checkpointId ?id }")
+        return {row["id"].value for row in rows}
+
+    def _threads(self) -> list[str]:
+        if not self.root.is_dir():
+            return []
+        from urllib.parse import unquote
+
+        return sorted(unquote(p.name) for p in self.root.iterdir() if (p / "index.jsonl").is_file())
+
+    def _tuple(self, thread_id: str, entry: dict[str, Any],
+               config: RunnableConfig | None = None) -> CheckpointTuple | None:
+        ns, checkpoint_id = entry["ns"], entry["id"]
+        path = self._thread_dir(thread_id) / "payload" / entry["hash"]
         if not path.is_file():
             return None
         payload = json.loads(path.read_bytes())
@@ -176,26 +209,63 @@ class StoreCheckpointSaver(BaseCheckpointSaver[str]):
                         "channel_values": self._load_blobs(thread_id, ns, checkpoint["channel_versions"])},
             metadata=metadata,
             parent_config=({"configurable": {"thread_id": thread_id, "checkpoint_ns": ns,
-                                             "checkpoint_id": row["parent"]}} if row["parent"] else None),
+                                             "checkpoint_id": entry["parent"]}} if entry["parent"] else None),
             pending_writes=self._pending(thread_id, ns, checkpoint_id),
         )
 
-    @staticmethod
-    def _literal_filter(variable: str, value: str) -> str:
-        return f"FILTER(?{variable} = {ox.Literal(value)})"
+    def _latest_first(self, thread_id: str, ns: str | None) -> list[dict[str, Any]]:
+        entries = [e for e in self._entries(thread_id) if ns is None or e["ns"] == ns]
+        return sorted(entries, key=lambda e: (e["ns"], e["id"]), reverse=True)
+
+    # --- graph records ------------------------------------------------------------------
+
+    def _triples(self, thread_id: str, entry: dict[str, Any]) -> list[tuple[Any, Any, Any]]:
+        node = checkpoint_iri(thread_id, entry["ns"], entry["id"])
+        triples: list[tuple[Any, Any, Any]] = [
+            (node, _TYPE, _CHECKPOINT),
+            (node, _P["threadId"], ox.Literal(thread_id)),
+            (node, _P["checkpointNamespace"], ox.Literal(entry["ns"])),
+            (node, _P["checkpointId"], ox.Literal(entry["id"])),
+            (node, _P["payloadHash"], ox.Literal(entry["hash"])),
+            (node, _P["payloadBytes"], ox.Literal(str(entry["bytes"]), datatype=_INT)),
+        ]
+        if isinstance(entry.get("step"), int):
+            triples.append((node, _P["checkpointStep"], ox.Literal(str(entry["step"]), datatype=_INT)))
+        if entry["parent"]:
+            triples.append((node, _DERIVED, checkpoint_iri(thread_id, entry["ns"], entry["parent"])))
+        return triples
+
+    def flush(self) -> CommitResult | None:
+        """Record every checkpoint written since the last flush, in one commit."""
+        with self._lock:
+            if not self._pending_records:
+                return None
+            batch, self._pending_records = self._pending_records, []
+            add = [t for thread_id, entry in batch for t in self._triples(thread_id, entry)]
+            threads = sorted({thread_id for thread_id, _ in batch})
+            started = time.perf_counter()
+            try:
+                result = self.writer.commit(CommitRequest(
+                    add=add, message=f"{len(batch)} actor checkpoint(s) of {', '.join(threads)}",
+                    cause="actor-checkpoint", agent=self.agent))
+            except BaseException:
+                self._pending_records = batch + self._pending_records
+                raise
+            self.commits += 1
+            self.flush_seconds.append(time.perf_counter() - started)
+            return result
 
     # --- the saver interface ------------------------------------------------------------
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         configurable = config["configurable"]
-        where = self._literal_filter("thread", str(configurable["thread_id"])) + self._literal_filter(
-            "ns", configurable.get("checkpoint_ns", ""))
+        thread_id = str(configurable["thread_id"])
         checkpoint_id = get_checkpoint_id(config)
-        if checkpoint_id:
-            where += self._literal_filter("id", checkpoint_id)
         with self._lock:
-            rows = self._rows(where, limit=1)
-            return self._tuple(rows[0], config) if rows else None
+            for entry in self._latest_first(thread_id, configurable.get("checkpoint_ns", "")):
+                if checkpoint_id is None or entry["id"] == checkpoint_id:
+                    return self._tuple(thread_id, entry, config)
+        return None
 
     def list(
         self,
@@ -205,32 +275,31 @@ class StoreCheckpointSaver(BaseCheckpointSaver[str]):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
-        where = ""
-        if config:
-            configurable = config["configurable"]
-            if configurable.get("thread_id") is not None:
-                where += self._literal_filter("thread", str(configurable["thread_id"]))
-            if configurable.get("checkpoint_ns") is not None:
-                where += self._literal_filter("ns", configurable["checkpoint_ns"])
-            if checkpoint_id := get_checkpoint_id(config):
-                where += self._literal_filter("id", checkpoint_id)
-        if before and (before_id := get_checkpoint_id(before)):
-            where += f"FILTER(?id < {ox.Literal(before_id)})"
-        with self._lock:
-            rows = self._rows(where)
+        configurable = (config or {}).get("configurable", {})
+        threads = [str(configurable["thread_id"])] if configurable.get("thread_id") is not None else self._threads()
+        ns = configurable.get("checkpoint_ns")
+        checkpoint_id = get_checkpoint_id(config) if config else None
+        before_id = get_checkpoint_id(before) if before else None
         remaining = limit
-        for row in rows:
-            if remaining is not None and remaining <= 0:
-                return
+        for thread_id in threads:
             with self._lock:
-                found = self._tuple(row)
-            if found is None:
-                continue
-            if filter and not all(found.metadata.get(k) == v for k, v in filter.items()):
-                continue
-            if remaining is not None:
-                remaining -= 1
-            yield found
+                entries = self._latest_first(thread_id, ns)
+            for entry in entries:
+                if remaining is not None and remaining <= 0:
+                    return
+                if checkpoint_id and entry["id"] != checkpoint_id:
+                    continue
+                if before_id and entry["id"] >= before_id:
+                    continue
+                with self._lock:
+                    found = self._tuple(thread_id, entry)
+                if found is None:
+                    continue
+                if filter and not all(found.metadata.get(k) == v for k, v in filter.items()):
+                    continue
+                if remaining is not None:
+                    remaining -= 1
+                yield found
 
     def put(
         self,
@@ -242,11 +311,12 @@ class StoreCheckpointSaver(BaseCheckpointSaver[str]):
         configurable = config["configurable"]
         thread_id = str(configurable["thread_id"])
         ns = configurable.get("checkpoint_ns", "")
-        parent_id = configurable.get("checkpoint_id")
         stripped = dict(checkpoint)
         values: dict[str, Any] = stripped.pop("channel_values")  # type: ignore[misc]
         full_metadata = get_checkpoint_metadata(config, metadata)
+        started = time.perf_counter()
         with self._lock:
+            entries = self._entries(thread_id)
             for channel, version in new_versions.items():
                 typed = self.serde.dumps_typed(values[channel]) if channel in values else ("empty", b"")
                 _atomic_write(self._blob_path(thread_id, ns, channel, version),
@@ -257,30 +327,19 @@ class StoreCheckpointSaver(BaseCheckpointSaver[str]):
             }).encode()
             digest = hashlib.sha256(payload).hexdigest()
             _atomic_write(self._thread_dir(thread_id) / "payload" / digest, payload)
-            node = checkpoint_iri(thread_id, ns, checkpoint["id"])
-            triples: list[tuple[Any, Any, Any]] = [
-                (node, _TYPE, _CHECKPOINT),
-                (node, _P["threadId"], ox.Literal(thread_id)),
-                (node, _P["checkpointNamespace"], ox.Literal(ns)),
-                (node, _P["checkpointId"], ox.Literal(checkpoint["id"])),
-                (node, _P["payloadHash"], ox.Literal(digest)),
-                (node, _P["payloadBytes"], ox.Literal(str(len(payload)), datatype=_INT)),
-            ]
             step = full_metadata.get("step")
-            if isinstance(step, int):
-                triples.append((node, _P["checkpointStep"], ox.Literal(str(step), datatype=_INT)))
-            if parent_id:
-                triples.append((node, _DERIVED, checkpoint_iri(thread_id, ns, parent_id)))
-            remove = list(self._live(node))
-            self.writer.commit(CommitRequest(
-                add=triples, remove=remove, message=f"checkpoint {thread_id} {checkpoint['id']}",
-                cause="actor-checkpoint", agent=self.agent))
-            self.commits += 1
+            entry = {"ns": ns, "id": checkpoint["id"], "parent": configurable.get("checkpoint_id"),
+                     "hash": digest, "bytes": len(payload), "step": step if isinstance(step, int) else None}
+            with open(self._index_path(thread_id), "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(entry) + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+            entries.append(entry)
+            self._pending_records.append((thread_id, entry))
+            self.put_seconds.append(time.perf_counter() - started)
+            if len(self._pending_records) >= self.record_every:
+                self.flush()
         return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
-
-    def _live(self, node: ox.NamedNode) -> Iterator[tuple[Any, Any, Any]]:
-        for quad in self.writer.store.live_quads(node):
-            yield (quad.subject, quad.predicate, quad.object)
 
     def put_writes(
         self,
@@ -305,13 +364,16 @@ class StoreCheckpointSaver(BaseCheckpointSaver[str]):
             _atomic_write(self._writes_path(thread_id, ns, checkpoint_id), json.dumps(stored).encode())
 
     def delete_thread(self, thread_id: str) -> None:
+        thread_id = str(thread_id)
         with self._lock:
+            self._pending_records = [(t, e) for t, e in self._pending_records if t != thread_id]
             nodes = [ox.NamedNode(row["c"].value) for row in self.writer.store.query(
-                f"SELECT ?c WHERE {{ ?c a ca:ActorCheckpoint ; ca:threadId {ox.Literal(str(thread_id))} }}")]
+                f"SELECT ?c WHERE {{ ?c a ca:ActorCheckpoint ; ca:threadId {ox.Literal(thread_id)} }}")]
             if nodes:
                 self.writer.commit(CommitRequest(retract_subjects=nodes, message=f"delete thread {thread_id}",
                                                  cause="actor-checkpoint-delete", agent=self.agent))
-            shutil.rmtree(self._thread_dir(str(thread_id)), ignore_errors=True)
+            shutil.rmtree(self._thread_dir(thread_id), ignore_errors=True)
+            self._index.pop(thread_id, None)
 
     def get_next_version(self, current: str | None, channel: None) -> str:
         """``<counter>.<random>``, zero-padded so versions sort as strings (as LangGraph's own savers)."""

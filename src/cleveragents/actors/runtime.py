@@ -246,6 +246,15 @@ class AgentRuntime:
 
     def run(self, thread_id: str, prompt: str) -> RunResult:
         """Start the thread with ``prompt``, or continue it from its last checkpoint."""
+        try:
+            return self._run(thread_id, prompt)
+        finally:
+            # Batched graph records of the checkpoints: written when the run ends, however it ends.
+            flush = getattr(self.checkpointer, "flush", None)
+            if flush is not None:
+                flush()
+
+    def _run(self, thread_id: str, prompt: str) -> RunResult:
         config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 2 * self.max_turns + 1}
         state = self.graph.get_state(config)
         resumed = bool(state.values) and bool(state.next)

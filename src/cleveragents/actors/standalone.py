@@ -48,6 +48,8 @@ class ActorAnswer:
     model: str
     text: str
     usage: Usage = field(default_factory=Usage)
+    # From the price table; None when the model is not in it.
+    cost_usd: float | None = None
 
 
 def resolve_llm(actor_file: ActorFile, actor: ActorSpec) -> tuple[ActorSpec, ModelRef]:

@@ -25,6 +25,7 @@ from cleveragents.graph.workspace import Workspace
 from cleveragents.names import parse_name
 from cleveragents.services import entities
 from cleveragents.terms import CA, XSD
+from cleveragents.vocabulary import ca
 
 CLASS = "Actor"
 ACTOR = ox.NamedNode(CA + CLASS)
@@ -251,7 +252,7 @@ def describe(store: GraphStore, node: ox.NamedNode) -> ActorInfo:
         inner = ()
     return ActorInfo(
         iri=node.value,
-        name=entities.single(props, CA + "name") or "",
+        name=entities.single(props, ca.name) or "",
         description=entities.single(props, P["description"].value) or "",
         type=entities.single(props, P["actorType"].value) or "",
         model=entities.single(props, P["model"].value) or "",
@@ -259,6 +260,6 @@ def describe(store: GraphStore, node: ox.NamedNode) -> ActorInfo:
         unsafe=entities.single(props, P["unsafe"].value) == "true",
         options=json.loads(entities.single(props, P["actorOptions"].value) or "{}"),
         actors=inner,
-        created=entities.single(props, CA + "createdAt") or "",
+        created=entities.single(props, ca.createdAt) or "",
         configuration=text,
     )

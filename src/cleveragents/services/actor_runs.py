@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from cleveragents.actors import definition, standalone
+from cleveragents.actors import definition, pricing, standalone
 from cleveragents.actors.definition import ActorFile
 from cleveragents.actors.standalone import ActorAnswer
 from cleveragents.config import Config
@@ -80,5 +80,8 @@ def run(
         name = None
     files = context_files(config, context or [], context_dir)
     run_context = {**dict(arguments or {}), "files": files, "prompt": prompt}
-    return standalone.run(loaded, prompt, settings=providers.settings(config), actor_name=name,
-                          context=run_context, overrides=overrides, on_token=on_token, env=env)
+    answer = standalone.run(loaded, prompt, settings=providers.settings(config), actor_name=name,
+                            context=run_context, overrides=overrides, on_token=on_token, env=env)
+    prices = pricing.load_prices(Path(config.value("providers.prices_file")))
+    answer.cost_usd = pricing.cost(prices, answer.model, answer.usage.as_dict())
+    return answer

@@ -24,9 +24,10 @@ from cleveragents.graph.workspace import Workspace
 from cleveragents.iris import resource_iri
 from cleveragents.services import entities
 from cleveragents.terms import CA, ID, XSD
+from cleveragents.vocabulary import ca
 
-ASSEMBLY = ox.NamedNode(CA + "ContextAssembly")
-FRAGMENT = ox.NamedNode(CA + "ContextAssemblyFragment")
+ASSEMBLY = ox.NamedNode(ca.ContextAssembly)
+FRAGMENT = ox.NamedNode(ca.ContextAssemblyFragment)
 HASH_PREFIX = "sha256:"
 MIN_PREFIX = 6  # shortest hash prefix `context show` accepts
 
@@ -274,12 +275,12 @@ def load(ws: Workspace, ref: str) -> tuple[RecordedAssembly, list[str | None]]:
         total_tokens=int(one("totalTokens") or 0),
         encoding=one("tokenEncoding") or "",
         revision=int(one("assembledAtRevision") or 0),
-        strategies=sorted(v.value for v in props.get(CA + "strategyUsed", [])),
+        strategies=sorted(v.value for v in props.get(ca.strategyUsed, [])),
         preamble=one("preamble"),
         fragments=fragments,
         stored_text=[text is not None for text in texts],
         project=one("scopeProject"),
-        resources=sorted(v.value.rsplit("/", 1)[-1] for v in props.get(CA + "scopeResource", [])),
+        resources=sorted(v.value.rsplit("/", 1)[-1] for v in props.get(ca.scopeResource, [])),
         created=one("createdAt") or "",
     )
     return recorded, texts
