@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from cleveragents.context.model import AssembledContext, ContextRequest
 from cleveragents.context.pipeline.packing import first_docstring_lines, ladder
 from cleveragents.context.tokens import counter_for
-from cleveragents.services import context
 from cleveragents.graph.workspace import Workspace
+from cleveragents.services import context
 
 from .strategy_support import build_requests_store
 
