@@ -23,27 +23,28 @@ from typing import NamedTuple
 import tree_sitter as ts
 import tree_sitter_java
 
+from cleveragents.analyzers._isolation import Isolation, file_failure
 from cleveragents.analyzers._treesitter import field_text, parse, problems, span, text, walk
 from cleveragents.indexing.model import Entity, FileAnalysis, Problem, Reference, RenderRequest, SourceFile
-from cleveragents.terms import UKO, UKO_CODE, UKO_JAVA, UKO_OO
+from cleveragents.vocabulary import detail_levels, uko, uko_code, uko_java, uko_oo
 
 NAMESPACE = "java"
 
-COMPILATION_UNIT = UKO_JAVA + "CompilationUnit"
-CLASS = UKO_JAVA + "Class"
-INTERFACE = UKO_JAVA + "Interface"
-ANNOTATION_TYPE = UKO_JAVA + "AnnotationType"
-METHOD = UKO_JAVA + "Method"
-CONSTRUCTOR = UKO_JAVA + "Constructor"
-FIELD = UKO_JAVA + "Field"
-IMPORT = UKO_CODE + "Import"
-DOCSTRING = UKO_CODE + "Docstring"
-TEST_CASE = UKO_CODE + "TestCase"
+COMPILATION_UNIT = uko_java.CompilationUnit
+CLASS = uko_java.Class
+INTERFACE = uko_java.Interface
+ANNOTATION_TYPE = uko_java.AnnotationType
+METHOD = uko_java.Method
+CONSTRUCTOR = uko_java.Constructor
+FIELD = uko_java.Field
+IMPORT = uko_code.Import
+DOCSTRING = uko_code.Docstring
+TEST_CASE = uko_code.TestCase
 TYPE_CLASSES = {
     "class_declaration": CLASS,
     "interface_declaration": INTERFACE,
-    "enum_declaration": UKO_JAVA + "Enum",
-    "record_declaration": UKO_JAVA + "Record",
+    "enum_declaration": uko_java.Enum,
+    "record_declaration": uko_java.Record,
     "annotation_type_declaration": ANNOTATION_TYPE,
 }
 TYPE_KEYWORDS = {
@@ -58,27 +59,27 @@ CALLABLES = CONSTRUCTORS | {"method_declaration", "annotation_type_element_decla
 FIELDS = frozenset({"field_declaration", "constant_declaration"})
 COMMENTS = frozenset({"line_comment", "block_comment"})
 
-QUALIFIED_NAME = UKO_CODE + "qualifiedName"
-LANGUAGE = UKO_CODE + "language"
-SIGNATURE = UKO_CODE + "signature"
-DOC_TEXT = UKO_CODE + "docstring"
-DECORATOR = UKO_CODE + "hasDecorator"
-VISIBILITY = UKO_CODE + "visibility"
-MODIFIERS = UKO_CODE + "modifiers"
-PARAMETERS = UKO_CODE + "hasParameters"
-RETURN_TYPE = UKO_CODE + "hasReturnType"
-IMPORTED_NAME = UKO_CODE + "importedName"
-PACKAGE_NAME = UKO_JAVA + "packageName"
-HAS_METHOD = UKO_OO + "hasMethod"
-HAS_ATTRIBUTE = UKO_OO + "hasAttribute"
+QUALIFIED_NAME = uko_code.qualifiedName
+LANGUAGE = uko_code.language
+SIGNATURE = uko_code.signature
+DOC_TEXT = uko_code.docstring
+DECORATOR = uko_code.hasDecorator
+VISIBILITY = uko_code.visibility
+MODIFIERS = uko_code.modifiers
+PARAMETERS = uko_code.hasParameters
+RETURN_TYPE = uko_code.hasReturnType
+IMPORTED_NAME = uko_code.importedName
+PACKAGE_NAME = uko_java.packageName
+HAS_METHOD = uko_oo.hasMethod
+HAS_ATTRIBUTE = uko_oo.hasAttribute
 
-CALLS = UKO_CODE + "calls"
-TESTS = UKO_CODE + "testsCallable"
-DEPENDS_ON = UKO + "dependsOn"
-IMPORTS = UKO_CODE + "imports"
-INHERITS = UKO_OO + "inheritsFrom"
-IMPLEMENTS = UKO_OO + "implements"
-THROWS = UKO_JAVA + "throws"
+CALLS = uko_code.calls
+TESTS = uko_code.testsCallable
+DEPENDS_ON = uko.dependsOn
+IMPORTS = uko_code.imports
+INHERITS = uko_oo.inheritsFrom
+IMPLEMENTS = uko_oo.implements
+THROWS = uko_java.throws
 
 # Confidence of a name resolved through an import or the enclosing scope, through a
 # receiver's declared type, and through a same-package / on-demand / inherited guess.
@@ -306,6 +307,7 @@ class _FileWalk:
         self.uses: list[_Use] = []
         self.tests: list[str] = []
         self.broken: list[ts.Node] = []  # bodies of callables that hold a syntax error
+        self.isolation = Isolation(self.entities)
 
     # ── helpers ──────────────────────────────────────────────────
 
@@ -369,28 +371,34 @@ class _FileWalk:
     def run(self, root: ts.Node) -> None:
         # (node, innermost type, key of the entity its calls belong to, declared types of locals)
         stack: list[Frame] = [(root, None, None, {})]
+        entities = self.entities
         while stack:
             node, owner, member, scope = stack.pop()
             kind = node.type
             if kind in SKIP:
                 continue
-            if kind in TYPE_CLASSES:
-                declared = self.type_declaration(node, owner, member)
-                body = node.child_by_field_name("body")
-                frames: list[Frame] = [(body, declared, None, {})] if body is not None else []
-            elif owner is None:
-                if kind == "package_declaration":
-                    self.package_declaration(node)
-                    frames = []
-                elif kind == "import_declaration":
-                    self.import_declaration(node)
-                    frames = []
+            mark = len(entities)
+            try:  # a failure loses this declaration (or this expression's calls), not the file
+                if kind in TYPE_CLASSES:
+                    declared = self.type_declaration(node, owner, member)
+                    body = node.child_by_field_name("body")
+                    frames: list[Frame] = [(body, declared, None, {})] if body is not None else []
+                elif owner is None:
+                    if kind == "package_declaration":
+                        self.package_declaration(node)
+                        frames = []
+                    elif kind == "import_declaration":
+                        self.import_declaration(node)
+                        frames = []
+                    else:
+                        frames = [(c, None, None, scope) for c in node.named_children]
+                elif member is None:
+                    frames = self.member(node, owner)
                 else:
-                    frames = [(c, None, None, scope) for c in node.named_children]
-            elif member is None:
-                frames = self.member(node, owner)
-            else:
-                frames = self.expression(node, owner, member, scope)
+                    frames = self.expression(node, owner, member, scope)
+            except Exception as exc:  # any analyzer bug
+                self.isolation.fail(node, exc, mark)
+                continue
             stack.extend(reversed(frames))
 
     def package_declaration(self, node: ts.Node) -> None:
@@ -880,6 +888,10 @@ class Rank(IntEnum):
     FULL_SOURCE = 11
 
 
+if tuple(Rank.__members__) != detail_levels.UKO_JAVA:  # the ontology's map changed: so must Rank
+    raise ImportError(f"analyzers/java.py: Rank is not uko-java's DetailLevelMap {detail_levels.UKO_JAVA}")
+
+
 INDENT = "    "
 MAX_NESTING = 64  # statements and types nested deeper render as '…' (the renderer recurses)
 RENDERABLE = (
@@ -1278,11 +1290,18 @@ class JavaAnalyzer:
         return (COMPILATION_UNIT,)
 
     def analyze(self, source: SourceFile) -> FileAnalysis:
-        tree = parse(tree_sitter_java.language, source.data)
         walk = _FileWalk(source)
-        walk.run(tree.root_node)
-        walk.finish()
-        return FileAnalysis(walk.entities, walk.references, walk.problems(tree))
+        try:
+            tree = parse(tree_sitter_java.language, source.data)
+            walk.run(tree.root_node)
+        except Exception as exc:  # only the parse itself: declarations are isolated inside
+            return file_failure(walk.unit, exc)
+        with walk.isolation.phase("resolution"):
+            walk.finish()
+        errors: list[Problem] = []
+        with walk.isolation.phase("syntax errors"):
+            errors = walk.problems(tree)
+        return walk.isolation.finish(FileAnalysis(walk.entities, walk.references, errors))
 
     def render(self, request: RenderRequest) -> str:
         level = Rank[request.level] if request.level in Rank.__members__ else Rank(min(request.depth, Rank.FULL_SOURCE))

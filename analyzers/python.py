@@ -42,44 +42,45 @@ import tree_sitter as ts
 import tree_sitter_python
 
 from cleveragents.analyzers import _treesitter as tsh
-from cleveragents.indexing.model import Entity, FileAnalysis, Problem, Reference, RenderRequest, SourceFile, Value
-from cleveragents.terms import UKO, UKO_CODE, UKO_OO, UKO_PY
+from cleveragents.analyzers._isolation import Isolation, file_failure
+from cleveragents.indexing.model import Entity, FileAnalysis, Reference, RenderRequest, SourceFile, Value
+from cleveragents.vocabulary import detail_levels, uko, uko_code, uko_oo, uko_py
 
 # -- vocabulary ---------------------------------------------------------------------------
 
-MODULE = UKO_PY + "Module"
-STUB_MODULE = UKO_PY + "StubModule"
-CLASS = UKO_PY + "Class"
-PROTOCOL = UKO_PY + "Protocol"
-FUNCTION = UKO_PY + "Function"
-METHOD = UKO_PY + "Method"
-TEST_FUNCTION = UKO_PY + "TestFunction"
-CONSTRUCTOR = UKO_OO + "Constructor"
-ATTRIBUTE = UKO_OO + "Attribute"
-VARIABLE = UKO_CODE + "Variable"
-IMPORT = UKO_CODE + "Import"
-DOCSTRING = UKO_CODE + "Docstring"
+MODULE = uko_py.Module
+STUB_MODULE = uko_py.StubModule
+CLASS = uko_py.Class
+PROTOCOL = uko_py.Protocol
+FUNCTION = uko_py.Function
+METHOD = uko_py.Method
+TEST_FUNCTION = uko_py.TestFunction
+CONSTRUCTOR = uko_oo.Constructor
+ATTRIBUTE = uko_oo.Attribute
+VARIABLE = uko_code.Variable
+IMPORT = uko_code.Import
+DOCSTRING = uko_code.Docstring
 
-QUALIFIED_NAME = UKO_CODE + "qualifiedName"
-LANGUAGE = UKO_CODE + "language"
-SIGNATURE = UKO_CODE + "signature"
-PARAMETERS = UKO_CODE + "hasParameters"
-RETURN_TYPE = UKO_CODE + "hasReturnType"
-DECORATOR = UKO_CODE + "hasDecorator"
-MODIFIERS = UKO_CODE + "modifiers"
-VISIBILITY = UKO_CODE + "visibility"
-DOC = UKO_CODE + "docstring"
-IMPORTED_NAME = UKO_CODE + "importedName"
-EXPORTS_NAME = UKO_PY + "exportsName"
+QUALIFIED_NAME = uko_code.qualifiedName
+LANGUAGE = uko_code.language
+SIGNATURE = uko_code.signature
+PARAMETERS = uko_code.hasParameters
+RETURN_TYPE = uko_code.hasReturnType
+DECORATOR = uko_code.hasDecorator
+MODIFIERS = uko_code.modifiers
+VISIBILITY = uko_code.visibility
+DOC = uko_code.docstring
+IMPORTED_NAME = uko_code.importedName
+EXPORTS_NAME = uko_py.exportsName
 
-DEPENDS_ON = UKO + "dependsOn"
-CALLS = UKO_CODE + "calls"
-IMPORTS = UKO_CODE + "imports"
-TESTS_CALLABLE = UKO_CODE + "testsCallable"
-INHERITS_FROM = UKO_OO + "inheritsFrom"
-IMPLEMENTS = UKO_OO + "implements"
-HAS_METHOD = UKO_OO + "hasMethod"
-HAS_ATTRIBUTE = UKO_OO + "hasAttribute"
+DEPENDS_ON = uko.dependsOn
+CALLS = uko_code.calls
+IMPORTS = uko_code.imports
+TESTS_CALLABLE = uko_code.testsCallable
+INHERITS_FROM = uko_oo.inheritsFrom
+IMPLEMENTS = uko_oo.implements
+HAS_METHOD = uko_oo.hasMethod
+HAS_ATTRIBUTE = uko_oo.hasAttribute
 
 NAMESPACE = "py"
 # Confidence guidance of the analyzer contract.
@@ -88,24 +89,8 @@ RECEIVER_CONFIDENCE = 0.8  # self./cls. on the enclosing class
 INHERITED_CONFIDENCE = 0.7  # a base class's member, a star import, a test's subject by naming
 DOC_VALUE_LIMIT = 500
 
-# The uko-py effective DetailLevelMap, in depth order (core-concepts.md).
-LEVELS = (
-    "MODULE_LISTING",
-    "MODULE_GRAPH",
-    "MEMBER_LISTING",
-    "CLASS_HIERARCHY",
-    "MEMBER_SUMMARY",
-    "SIGNATURES",
-    "SIGNATURES_WITH_DOCS",
-    "DECORATED_SIGNATURES",
-    "VISIBILITY_ANNOTATED",
-    "STRUCTURAL_OUTLINE",
-    "KEY_LOGIC",
-    "TYPE_STUBS",
-    "NEAR_COMPLETE",
-    "FULL_SOURCE",
-    "WITH_TESTS",
-)
+# The uko-py effective DetailLevelMap, in depth order.
+LEVELS = detail_levels.UKO_PY
 (
     _GRAPH,
     _LISTING,
@@ -456,6 +441,7 @@ class _FileAnalyzer:
         self.file.values = {LANGUAGE: ["python"], QUALIFIED_NAME: [self.module]}
         self.file.symbols = ((NAMESPACE, self.module),) if self.module else ()
         self.entities.append(self.file)
+        self.isolation = Isolation(self.entities)
 
     def text(self, node: ts.Node | None) -> str:
         return _text(self.data, node)
@@ -470,20 +456,27 @@ class _FileAnalyzer:
         found = ts.QueryCursor(self.grammar.query).captures(self.tree.root_node)
         # Capture lists are not in document order, and keys (~2, ~3) and dedup depend on it.
         captures = {name: sorted(nodes, key=_POSITION) for name, nodes in found.items()}
-        self.docstring(self.tree.root_node, self.file, "")
+        isolation = self.isolation
+        with isolation.phase("module docstring"):
+            self.docstring(self.tree.root_node, self.file, "")
         for node in captures.get("import", ()):
-            self.import_statement(node)
+            with isolation.definition(node, "import"):
+                self.import_statement(node)
         self.definitions(captures.get("def", []))
         self.starts = [scope.start for scope in self.scopes]
         for scope in self.scopes:
             if scope.is_class:
-                self.class_bases(scope)
-        for node in captures.get("var", ()):
-            self.variable(node)
-        for node in captures.get("field", ()):
-            self.class_attribute(node)
-        for node in captures.get("member", ()):
-            self.instance_attribute(node)
+                with isolation.phase(f"bases of {scope.qualname}"):
+                    self.class_bases(scope)
+        for kind, handle in (
+            ("var", self.variable),
+            ("field", self.class_attribute),
+            ("member", self.instance_attribute),
+        ):
+            for node in captures.get(kind, ()):
+                if not isolation.inside_failed(node):
+                    with isolation.definition(node, kind):
+                        handle(node)
         problems = tsh.problems(self.tree, _DEFINITION)
         # Inside an error region `def m(self)` can parse as a call: no edges from there.
         broken = sorted(
@@ -493,13 +486,17 @@ class _FileAnalyzer:
         if broken:
             starts = [start for start, _ in broken]
             callees = [c for c in callees if not _inside(broken, starts, c.start_byte)]
-        self.calls(callees)
+        if isolation.failed:
+            callees = [c for c in callees if not isolation.inside_failed(c)]
+        with isolation.phase("calls"):
+            self.calls(callees)
         if self.test_file:
-            self.modules_under_test = self.tested_modules()
-            for scope in self.scopes:
-                if TEST_FUNCTION in scope.entity.types:
-                    self.tested_callable(scope)
-        return FileAnalysis(self.entities, self.references, problems)
+            with isolation.phase("tested callables"):
+                self.modules_under_test = self.tested_modules()
+                for scope in self.scopes:
+                    if TEST_FUNCTION in scope.entity.types:
+                        self.tested_callable(scope)
+        return isolation.finish(FileAnalysis(self.entities, self.references, problems))
 
     # -- scopes
 
@@ -534,11 +531,16 @@ class _FileAnalyzer:
 
     def definitions(self, nodes: list[ts.Node]) -> None:
         stack: list[_Scope] = []
+        isolation = self.isolation
         for node in nodes:
+            if isolation.failed and isolation.inside_failed(node):
+                continue  # a member of a definition that failed went with it
             start = node.start_byte
             while stack and stack[-1].end <= start:
                 stack.pop()
-            scope = self.definition(node, stack[-1] if stack else None)
+            scope = None
+            with isolation.definition(node):
+                scope = self.definition(node, stack[-1] if stack else None)
             if scope is not None:
                 stack.append(scope)
                 self.scopes.append(scope)
@@ -1211,9 +1213,8 @@ class PythonAnalyzer:
     def analyze(self, source: SourceFile) -> FileAnalysis:
         try:
             return _FileAnalyzer(source, _parse(source.data)).run()
-        except (RecursionError, ValueError, UnicodeError) as exc:  # one odd file must not abort a run
-            node = Entity("", self.file_types(source.path), PurePosixPath(source.path).name)
-            return FileAnalysis([node], problems=[Problem(f"python analyzer: {type(exc).__name__}: {exc}")])
+        except Exception as exc:  # only the parse itself: definitions and phases are isolated inside
+            return file_failure(Entity("", self.file_types(source.path), PurePosixPath(source.path).name), exc)
 
     def render(self, request: RenderRequest) -> str:
         return render(request)

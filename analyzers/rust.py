@@ -20,7 +20,8 @@ import tree_sitter as ts
 import tree_sitter_rust
 
 from cleveragents.indexing.model import Entity, FileAnalysis, Problem, Reference, RenderRequest, SourceFile
-from cleveragents.terms import UKO, UKO_CODE, UKO_OO, UKO_RS
+from cleveragents.terms import UKO_CODE, UKO_RS
+from cleveragents.vocabulary import uko, uko_code, uko_oo, uko_rs
 
 from . import _treesitter as tsu
 from ._brace import (
@@ -37,31 +38,32 @@ from ._brace import (
     slice_text,
     unique,
 )
+from ._isolation import file_failure
 
 NAMESPACE = "rust"
 LANGUAGE = "rust"
 
-SIGNATURE = UKO_CODE + "signature"
-PARAMETERS = UKO_CODE + "hasParameters"
-RETURNS = UKO_CODE + "hasReturnType"
-VISIBILITY = UKO_CODE + "visibility"
-MODIFIERS = UKO_CODE + "modifiers"
-DECORATOR = UKO_CODE + "hasDecorator"
-IMPORTED_NAME = UKO_CODE + "importedName"
-CALLS = UKO_CODE + "calls"
-TESTS = UKO_CODE + "testsCallable"
-DEPENDS_ON = UKO + "dependsOn"
-IMPLEMENTS = UKO_OO + "implements"
-INHERITS = UKO_OO + "inheritsFrom"
-HAS_METHOD = UKO_OO + "hasMethod"
-IMPL_FOR = UKO_RS + "implFor"
-LIFETIMES = UKO_RS + "lifetimeParameters"
-BOUNDS = UKO_RS + "traitBounds"
+SIGNATURE = uko_code.signature
+PARAMETERS = uko_code.hasParameters
+RETURNS = uko_code.hasReturnType
+VISIBILITY = uko_code.visibility
+MODIFIERS = uko_code.modifiers
+DECORATOR = uko_code.hasDecorator
+IMPORTED_NAME = uko_code.importedName
+CALLS = uko_code.calls
+TESTS = uko_code.testsCallable
+DEPENDS_ON = uko.dependsOn
+IMPLEMENTS = uko_oo.implements
+INHERITS = uko_oo.inheritsFrom
+HAS_METHOD = uko_oo.hasMethod
+IMPL_FOR = uko_rs.implFor
+LIFETIMES = uko_rs.lifetimeParameters
+BOUNDS = uko_rs.traitBounds
 
 CRATE, MODULE, STRUCT, ENUM, TRAIT, IMPL = (UKO_RS + n for n in ("Crate", "Module", "Struct", "Enum", "Trait", "Impl"))
 FUNCTION, METHOD, MACRO, VARIANT = (UKO_RS + n for n in ("Function", "Method", "Macro", "Variant"))
 FIELD, VARIABLE, TYPE_ALIAS = (UKO_CODE + n for n in ("Field", "Variable", "TypeAlias"))
-IMPORT, TEST_CASE = UKO_CODE + "Import", UKO_CODE + "TestCase"
+IMPORT, TEST_CASE = uko_code.Import, uko_code.TestCase
 
 DEFINITION = re.compile(r"\b(?:fn|struct|enum|union|trait|impl|mod|type|const|static|macro_rules!)\s+\w+")
 _TYPE_ITEMS = frozenset({"struct_item", "union_item", "enum_item", "trait_item", "type_item"})
@@ -491,6 +493,7 @@ class _Impl:
     trait_path: list[str]
     methods: list[Entity]
     line: int
+    node: ts.Node
     type_at: tuple[int, int] | None = None  # the implementing type's name, for a language server
     trait_at: tuple[int, int] | None = None  # the trait's name
 
@@ -558,13 +561,15 @@ class _Builder(Entities):
         self.scopes.append(file_scope)
         types = file_types(self.path)
         entity = self.add("", types, self.path.rsplit("/", 1)[-1], None, None, self.qual)
-        entity.add(UKO_CODE + "language", LANGUAGE)
+        entity.add(uko_code.language, LANGUAGE)
         self.walk([(c, _Ctx(file_scope, "")) for c in root.named_children])
-        try:
-            self.code(root)
-        except CostlyQuery as exc:  # declarations stay; calls are lost, and said so
-            self.problems.append(Problem(f"calls not collected: {exc}"))
-        self.finish()
+        with self.isolation.phase("calls"):
+            try:
+                self.code(root)
+            except CostlyQuery as exc:  # declarations stay; calls are lost, and said so
+                self.problems.append(Problem(f"calls not collected: {exc}"))
+        with self.isolation.phase("resolution"):
+            self.finish()
 
     def walk(self, found: list[tuple[ts.Node, _Ctx]]) -> None:
         """The declarations: items and their members, not the code in bodies (see ``code``)."""
@@ -574,7 +579,8 @@ class _Builder(Entities):
             node, ctx = stack.pop()
             handler = handlers.get(node.type)
             if handler is not None:
-                stack.extend(reversed(handler(node, ctx)))
+                with self.isolation.definition(node):
+                    stack.extend(reversed(handler(node, ctx)))
 
     def code(self, root: ts.Node) -> None:
         """Calls, uses and items inside bodies, from one query, each given to its innermost body."""
@@ -725,6 +731,7 @@ class _Builder(Entities):
             trait,
             [],
             node.start_point[0] + 1,
+            node,
             name_position(type_node) if type_node is not None and target else None,
             name_position(trait_node) if trait_node is not None and trait else None,
         )
@@ -942,7 +949,8 @@ class _Builder(Entities):
                 Reference(entity.key, DEPENDS_ON, NAMESPACE, tuple(targets), None, _line(entity), at)
             )
         for impl in self.impls.values():
-            self.link_impl(impl, by_key)
+            with self.isolation.definition(impl.node):
+                self.link_impl(impl, by_key)
         for trait, scope, path, line, at in self.supertraits:
             targets = self.resolve(path, scope, None)
             simple = path[-1] if len(path) == 1 else None
@@ -1034,11 +1042,13 @@ class RustAnalyzer:
         try:
             tree = tsu.parse(tree_sitter_rust.language, source.data)
             builder.run(tree.root_node)
-        except Exception as exc:  # a grammar or walk failure must not lose the file
-            file_only = builder.entities[:1] or [Entity("", self.file_types(source.path), source.path, None)]
-            return FileAnalysis(file_only, [], [Problem(f"analysis failed: {type(exc).__name__}: {exc}")])
+        except Exception as exc:  # only the parse or the file node itself: definitions are isolated
+            file_node = (
+                builder.entities[0] if builder.entities else Entity("", self.file_types(source.path), source.path, None)
+            )
+            return file_failure(file_node, exc)
         problems = tsu.problems(tree, DEFINITION) + builder.problems
-        return FileAnalysis(builder.entities, builder.references, problems)
+        return builder.isolation.finish(FileAnalysis(builder.entities, builder.references, problems))
 
     def render(self, request: RenderRequest) -> str:
         return SYNTAX.render(request)

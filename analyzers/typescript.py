@@ -24,52 +24,53 @@ import tree_sitter as ts
 import tree_sitter_javascript
 import tree_sitter_typescript
 
-from cleveragents.indexing.model import Entity, FileAnalysis, Problem, Reference, RenderRequest, SourceFile, Span
-from cleveragents.terms import UKO, UKO_CODE, UKO_OO, UKO_TS
+from cleveragents.indexing.model import Entity, FileAnalysis, Reference, RenderRequest, SourceFile, Span
+from cleveragents.vocabulary import detail_levels, uko, uko_code, uko_oo, uko_ts
 
 from . import _treesitter
+from ._isolation import Isolation, file_failure
 
 # ── Vocabulary ────────────────────────────────────────────────────
 
-MODULE = UKO_TS + "Module"
-NAMESPACE = UKO_TS + "Namespace"
-CLASS = UKO_TS + "Class"
-INTERFACE = UKO_TS + "Interface"
-TYPE_ALIAS = UKO_TS + "TypeAlias"
-ENUM = UKO_TS + "Enum"
-FUNCTION = UKO_TS + "Function"
-METHOD = UKO_TS + "Method"
-AMBIENT = UKO_TS + "AmbientDeclaration"
-CONSTRUCTOR = UKO_OO + "Constructor"
-ATTRIBUTE = UKO_OO + "Attribute"
-FIELD = UKO_CODE + "Field"
-VARIABLE = UKO_CODE + "Variable"
-IMPORT = UKO_CODE + "Import"
-DOCSTRING = UKO_CODE + "Docstring"
-TEST_CASE = UKO_CODE + "TestCase"
+MODULE = uko_ts.Module
+NAMESPACE = uko_ts.Namespace
+CLASS = uko_ts.Class
+INTERFACE = uko_ts.Interface
+TYPE_ALIAS = uko_ts.TypeAlias
+ENUM = uko_ts.Enum
+FUNCTION = uko_ts.Function
+METHOD = uko_ts.Method
+AMBIENT = uko_ts.AmbientDeclaration
+CONSTRUCTOR = uko_oo.Constructor
+ATTRIBUTE = uko_oo.Attribute
+FIELD = uko_code.Field
+VARIABLE = uko_code.Variable
+IMPORT = uko_code.Import
+DOCSTRING = uko_code.Docstring
+TEST_CASE = uko_code.TestCase
 
-QUALIFIED_NAME = UKO_CODE + "qualifiedName"
-LANGUAGE = UKO_CODE + "language"
-SIGNATURE = UKO_CODE + "signature"
-DOC = UKO_CODE + "docstring"
-DECORATOR = UKO_CODE + "hasDecorator"
-VISIBILITY = UKO_CODE + "visibility"
-MODIFIERS = UKO_CODE + "modifiers"
-PARAMETERS = UKO_CODE + "hasParameters"
-RETURN_TYPE = UKO_CODE + "hasReturnType"
-IMPORTED_NAME = UKO_CODE + "importedName"
-TYPE_PARAMETERS = UKO_TS + "typeParameters"
-DEFAULT_EXPORT = UKO_TS + "isDefaultExport"
+QUALIFIED_NAME = uko_code.qualifiedName
+LANGUAGE = uko_code.language
+SIGNATURE = uko_code.signature
+DOC = uko_code.docstring
+DECORATOR = uko_code.hasDecorator
+VISIBILITY = uko_code.visibility
+MODIFIERS = uko_code.modifiers
+PARAMETERS = uko_code.hasParameters
+RETURN_TYPE = uko_code.hasReturnType
+IMPORTED_NAME = uko_code.importedName
+TYPE_PARAMETERS = uko_ts.typeParameters
+DEFAULT_EXPORT = uko_ts.isDefaultExport
 
-CALLS = UKO_CODE + "calls"
-DEPENDS_ON = UKO + "dependsOn"
-IMPORTS = UKO_CODE + "imports"
-RE_EXPORTS = UKO_TS + "reExports"
-TESTS_CALLABLE = UKO_CODE + "testsCallable"
-INHERITS = UKO_OO + "inheritsFrom"
-IMPLEMENTS = UKO_OO + "implements"
-HAS_METHOD = UKO_OO + "hasMethod"
-HAS_ATTRIBUTE = UKO_OO + "hasAttribute"
+CALLS = uko_code.calls
+DEPENDS_ON = uko.dependsOn
+IMPORTS = uko_code.imports
+RE_EXPORTS = uko_ts.reExports
+TESTS_CALLABLE = uko_code.testsCallable
+INHERITS = uko_oo.inheritsFrom
+IMPLEMENTS = uko_oo.implements
+HAS_METHOD = uko_oo.hasMethod
+HAS_ATTRIBUTE = uko_oo.hasAttribute
 
 NS = "js"
 # One encoder: json.dumps with options builds a new one per call.
@@ -314,6 +315,7 @@ class _FilePass:
         # (class key, predicate, name, line, position of the name for a language server)
         self.heritage: list[tuple[str, str, str, int, tuple[int, int]]] = []
         self.exported: list[tuple[str, bool]] = []  # (local name, as default) from export clauses
+        self.isolation = Isolation(self.entities)
 
     # ── driver ──
 
@@ -331,18 +333,33 @@ class _FilePass:
         # Single-node patterns match in pre-order: source order, enclosing nodes first.
         matches = ts.QueryCursor(_query(self.factory)).matches(root)
         handlers = _HANDLERS
+        isolation = self.isolation
         for _, captured in matches:
             node = captured["n"][0]
+            if isolation.failed and isolation.inside_failed(node):
+                continue  # part of a definition that failed: it went with it
             start = node.start_byte
             while stack[-1].end <= start and len(stack) > 1:
                 stack.pop()
-            inner = handlers[node.type](self, node, stack[-1])
+            mark = len(self.entities)
+            try:  # a failure loses this definition, not the file
+                inner = handlers[node.type](self, node, stack[-1])
+            except Exception as exc:  # any analyzer bug
+                for dropped in self.entities[mark:]:
+                    self.by_key.pop(dropped.key, None)
+                isolation.fail(node, exc, mark)
+                continue
             if inner is not None:
                 stack.append(inner)
-        self._mark_exports()
-        self._resolve()
+        if isolation.failed:  # what the dropped definitions recorded for later goes with them
+            self.heritage = [h for h in self.heritage if h[0] in self.by_key]
+            self.calls = [c for c in self.calls if c.source in self.by_key]
+        with isolation.phase("exports"):
+            self._mark_exports()
+        with isolation.phase("resolution"):
+            self._resolve()
         problems = _treesitter.problems(tree, _HIDDEN_DEFINITION)
-        return FileAnalysis(self.entities, self.references, problems)
+        return isolation.finish(FileAnalysis(self.entities, self.references, problems))
 
     # ── entities ──
 
@@ -1271,20 +1288,7 @@ _CALLABLE_NODES = frozenset(
 # Stripped below VISIBILITY_ANNOTATED, which is the level that adds them.
 _VISIBILITY_TOKENS = frozenset({"accessibility_modifier", "override_modifier", "readonly", "abstract"})
 # Levels rendered from the syntax tree; NEAR_COMPLETE cuts the source, the rest is the source.
-_SHAPED = frozenset(
-    {
-        "MODULE_LISTING",
-        "MODULE_GRAPH",
-        "MEMBER_LISTING",
-        "CLASS_HIERARCHY",
-        "MEMBER_SUMMARY",
-        "SIGNATURES",
-        "SIGNATURES_WITH_DOCS",
-        "VISIBILITY_ANNOTATED",
-        "STRUCTURAL_OUTLINE",
-        "KEY_LOGIC",
-    }
-)
+_SHAPED = frozenset(detail_levels.UKO_TS[: detail_levels.UKO_TS.index("NEAR_COMPLETE")])
 _LOG_OBJECTS = frozenset({"console", "logger", "log", "debug"})
 _MAX_NESTING = 60
 
@@ -1334,17 +1338,7 @@ class _Level:
 
     @classmethod
     def of(cls, name: str) -> _Level:
-        order = (
-            "MODULE_GRAPH",
-            "MEMBER_LISTING",
-            "CLASS_HIERARCHY",
-            "MEMBER_SUMMARY",
-            "SIGNATURES",
-            "SIGNATURES_WITH_DOCS",
-            "VISIBILITY_ANNOTATED",
-            "STRUCTURAL_OUTLINE",
-            "KEY_LOGIC",
-        )
+        order = detail_levels.UKO_TS[1 : detail_levels.UKO_TS.index("NEAR_COMPLETE")]
         reached = order.index(name) if name in order else -1
         return cls(*(i <= reached for i in range(len(order))))
 
@@ -2014,10 +2008,10 @@ class TypeScriptAnalyzer:
         factory = _grammar_factory(source.path)
         try:
             return _FilePass(source, factory).run()
-        except Exception as error:  # a file the pass cannot handle is still indexed, with the reason
+        except Exception as error:  # only the parse itself: definitions and phases are isolated inside
             module = module_name(source.path) or source.path
             node = Entity("", (MODULE,), _file_name(source.path), None, None, symbols=((NS, module),))
-            return FileAnalysis([node], [], [Problem(f"analyzer error: {type(error).__name__}: {error}")])
+            return file_failure(node, error)
 
     def render(self, request: RenderRequest) -> str:
         return _Renderer(request).render()

@@ -12,8 +12,8 @@ from cleveragents.plans.actions import ActionDefinition
 from cleveragents.plans.arguments import spec_from_cli
 from cleveragents.services import plans
 
-from .context import AppContext, get_context
 from .graph_cmd import agent_name, workspace
+from .invocation import AppContext, get_context
 from .rendering import is_structured, listed, record, reporting_violations
 
 app = typer.Typer(help="Reusable plan templates (actions).", no_args_is_help=True)

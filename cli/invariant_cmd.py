@@ -10,8 +10,8 @@ from cleveragents.errors import UsageError
 from cleveragents.output import ColumnDef
 from cleveragents.services import plans
 
-from .context import get_context
 from .graph_cmd import agent_name, workspace
+from .invocation import get_context
 from .rendering import reporting_violations
 
 app = typer.Typer(help="Constraints at global, project, action or plan scope.", no_args_is_help=True)

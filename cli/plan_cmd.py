@@ -15,8 +15,8 @@ from cleveragents.plans.arguments import parse_pairs
 from cleveragents.plans.records import PlanRecord
 from cleveragents.services import plans
 
-from .context import AppContext, get_context
 from .graph_cmd import agent_name, workspace
+from .invocation import AppContext, get_context
 from .rendering import is_structured, listed, record, reporting_violations
 
 app = typer.Typer(help="Plans: Action -> Strategize -> Execute -> Apply, and their decisions.", no_args_is_help=True)

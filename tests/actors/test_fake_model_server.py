@@ -26,12 +26,18 @@ def _stream(model, prompt):
 
 
 def test_openai_text_tool_calls_usage_and_streaming(model_server: FakeModelServer):
-    model_server.set_script({"turns": [
-        {"text": "hello there", "usage": {"input_tokens": 11, "output_tokens": 2}},
-        {"text": "reading", "tool_calls": [{"name": "read_file", "arguments": {"path": "README.md"}}]},
-        {"text": "streamed words arrive in pieces",
-         "tool_calls": [{"name": "read_file", "arguments": {"path": "src/a.py"}}]},
-    ]})
+    model_server.set_script(
+        {
+            "turns": [
+                {"text": "hello there", "usage": {"input_tokens": 11, "output_tokens": 2}},
+                {"text": "reading", "tool_calls": [{"name": "read_file", "arguments": {"path": "README.md"}}]},
+                {
+                    "text": "streamed words arrive in pieces",
+                    "tool_calls": [{"name": "read_file", "arguments": {"path": "src/a.py"}}],
+                },
+            ]
+        }
+    )
     model = ChatOpenAI(model="fake-gpt", base_url=model_server.openai_base_url, api_key="k", stream_usage=True)
     answer = model.invoke("hi")
     assert answer.content == "hello there"
@@ -50,17 +56,25 @@ def test_openai_text_tool_calls_usage_and_streaming(model_server: FakeModelServe
 
 
 def test_anthropic_text_tool_calls_usage_and_streaming(model_server: FakeModelServer):
-    model_server.set_script({"turns": [
-        {"text": "plain answer"},
-        {"text": "using a tool", "tool_calls": [{"name": "read_file", "arguments": {"path": "b"}}]},
-        {"text": "streamed", "tool_calls": [{"name": "read_file", "arguments": {"path": "c"}}],
-         "usage": {"input_tokens": 30, "output_tokens": 5}},
-    ]})
+    model_server.set_script(
+        {
+            "turns": [
+                {"text": "plain answer"},
+                {"text": "using a tool", "tool_calls": [{"name": "read_file", "arguments": {"path": "b"}}]},
+                {
+                    "text": "streamed",
+                    "tool_calls": [{"name": "read_file", "arguments": {"path": "c"}}],
+                    "usage": {"input_tokens": 30, "output_tokens": 5},
+                },
+            ]
+        }
+    )
     model = ChatAnthropic(model="fake-claude", base_url=model_server.anthropic_base_url, api_key="k")
     assert model.invoke("hi").content == "plain answer"
     called = model.bind_tools([read_file]).invoke("go")
-    assert called.tool_calls == [{"name": "read_file", "args": {"path": "b"}, "id": called.tool_calls[0]["id"],
-                                  "type": "tool_call"}]
+    assert called.tool_calls == [
+        {"name": "read_file", "args": {"path": "b"}, "id": called.tool_calls[0]["id"], "type": "tool_call"}
+    ]
     streamed = _stream(model.bind_tools([read_file]), "go")
     assert streamed.tool_calls[0]["args"] == {"path": "c"}
     assert streamed.usage_metadata["input_tokens"] == 30 and streamed.usage_metadata["output_tokens"] == 5
@@ -68,10 +82,14 @@ def test_anthropic_text_tool_calls_usage_and_streaming(model_server: FakeModelSe
 
 
 def test_http_errors_reach_the_clients_as_provider_errors(model_server: FakeModelServer):
-    model_server.set_script({"turns": [
-        {"error": {"status": 429, "message": "slow down"}},
-        {"error": {"status": 503, "message": "overloaded"}},
-    ]})
+    model_server.set_script(
+        {
+            "turns": [
+                {"error": {"status": 429, "message": "slow down"}},
+                {"error": {"status": 503, "message": "overloaded"}},
+            ]
+        }
+    )
     with pytest.raises(openai.RateLimitError, match="slow down"):
         ChatOpenAI(model="m", base_url=model_server.openai_base_url, api_key="k", max_retries=0).invoke("x")
     with pytest.raises(anthropic.InternalServerError, match="overloaded"):

@@ -43,8 +43,9 @@ def test_openai_compatible_needs_a_base_url_and_uses_it(model_server: FakeModelS
     assert "no base URL" in unset.problem
     model_server.set_script({"turns": [{"text": "from the compatible server"}]})
     env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": model_server.openai_base_url}
-    model = chat_model(ModelRef.parse("openai-compatible/llama3"), ProviderSettings(), env=env,
-                       options={"temperature": 0.2})
+    model = chat_model(
+        ModelRef.parse("openai-compatible/llama3"), ProviderSettings(), env=env, options={"temperature": 0.2}
+    )
     assert model.invoke("hi").content == "from the compatible server"
     body = model_server.requests()[0]["body"]
     assert body["model"] == "llama3" and body["temperature"] == 0.2
@@ -52,11 +53,15 @@ def test_openai_compatible_needs_a_base_url_and_uses_it(model_server: FakeModelS
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_429_and_5xx_are_retried_with_backoff_then_answered(model_server: FakeModelServer, provider):
-    model_server.set_script({"turns": [
-        {"error": {"status": 429, "message": "rate limited", "retry_after": 0.05}},
-        {"error": {"status": 503, "message": "unavailable", "retry_after": 0.05}},
-        {"text": "third time lucky"},
-    ]})
+    model_server.set_script(
+        {
+            "turns": [
+                {"error": {"status": 429, "message": "rate limited", "retry_after": 0.05}},
+                {"error": {"status": 503, "message": "unavailable", "retry_after": 0.05}},
+                {"text": "third time lucky"},
+            ]
+        }
+    )
     url = model_server.openai_base_url if provider == "openai" else model_server.anthropic_base_url
     env = {f"{provider.upper()}_API_KEY": "k", f"{provider.upper()}_BASE_URL": url}
     model = chat_model(ModelRef(provider, "m"), ProviderSettings(max_retries=2), env=env)

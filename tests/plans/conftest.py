@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from cleveragents.graph.workspace import Workspace
 from cleveragents.services import projects
-from cleveragents.services.workspace import Workspace
 
 AGENT = "tester"
 

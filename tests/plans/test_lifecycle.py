@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from cleveragents.errors import ConflictError, ValidationError
+from cleveragents.graph.workspace import Workspace
 from cleveragents.services import plans
-from cleveragents.services.workspace import Workspace
 
 from .conftest import AGENT, error_of, write_action
 

@@ -11,15 +11,18 @@ from pathlib import Path
 from typing import Any
 
 from cleveragents.errors import DependencyMissingError, ValidationError
+from cleveragents.graph.workspace import Workspace, WriteSession
 from cleveragents.plans import actions, decisions, invariants, lifecycle, records
+from cleveragents.plans import tools as plan_tools
 from cleveragents.plans.actions import ActionDefinition
-from cleveragents.plans.actor import Actor
+from cleveragents.plans.actor import Actor, AwaitingApproval
 from cleveragents.plans.decisions import Decision
-from cleveragents.plans.engine import EngineHooks, PlanEngine
+from cleveragents.plans.engine import ApplyOutcome, EngineHooks, PlanEngine
 from cleveragents.plans.invariants import Invariant
 from cleveragents.plans.lock import plan_lock
 from cleveragents.plans.records import PlanRecord
-from cleveragents.services.workspace import Workspace, WriteSession
+from cleveragents.services import sandboxes
+from cleveragents.tools import ToolResult
 
 
 def resolve_actor(ref: str) -> Actor:
@@ -36,16 +39,44 @@ def resolve_actor(ref: str) -> Actor:
     )
 
 
-def hooks(ws: Workspace, session: WriteSession) -> EngineHooks:
-    """What sandbox/ and tools/ lend the engine (Apply's merge, Execute's tool router)."""
-    return EngineHooks()
+def hooks(ws: Workspace, session: WriteSession, *, agent: str) -> EngineHooks:
+    """What sandbox/ and tools/ lend the engine: Execute's tool router bound to the plan's
+    sandboxes (with ``record_decision`` registered), and Apply's merge of each sandbox."""
+    router = plan_tools.register(sandboxes.router())
+
+    def tools(plan: PlanRecord, phase: str, record: Any) -> Any:
+        ctx = sandboxes.tool_context(ws, session, plan.node, read_only=plan.read_only, agent=agent)
+        ctx.extras[plan_tools.RECORDER] = record
+
+        def call(name: str, arguments: dict[str, Any]) -> ToolResult:
+            ctx.decision = arguments.pop("_decision", None)
+            result = router.call(name, arguments, ctx)
+            if result.error_code == AwaitingApproval.category:
+                raise AwaitingApproval(result.error or "awaiting approval")
+            return result
+
+        return call
+
+    def apply(plan: PlanRecord) -> ApplyOutcome:
+        results = sandboxes.apply(ws, plan.id)
+        changed = tuple(f"{r.resource}:{c.path}" for r in results for c in r.changed_files)
+        conflicts = tuple(f"{r.resource}:{path}" for r in results for path in r.conflicts)
+        refused = [r for r in results if r.status == "refused"]
+        if conflicts:
+            return ApplyOutcome("constrained", changed, conflicts, "the real resources changed in conflicting ways")
+        if refused:
+            dirty = ", ".join(f"{r.resource}:{d}" for r in refused for d in r.dirty_files)
+            return ApplyOutcome("errored", message=f"uncommitted changes in the real checkout: {dirty}")
+        return ApplyOutcome("applied", changed, message=f"{len(changed)} files changed")
+
+    return EngineHooks(apply=apply, tools=tools)
 
 
 @contextmanager
 def _engine(ws: Workspace, *, agent: str, level: str = "manual") -> Iterator[PlanEngine]:
     with ws.writer() as session:
         yield PlanEngine(
-            session, ws.data_dir, resolve_actor, agent=agent, hooks=hooks(ws, session), default_level=level
+            session, ws.data_dir, resolve_actor, agent=agent, hooks=hooks(ws, session, agent=agent), default_level=level
         )
 
 

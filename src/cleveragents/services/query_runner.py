@@ -1,26 +1,26 @@
 """Running a read query with a time limit.
 
-Oxigraph cannot cancel a query from Python (signals are not seen while it runs), so a
-query with a limit runs in a forked child on a read-only open of the store; the parent
-kills the child when the limit passes. Results cross back as SPARQL JSON / N-Triples
+Oxigraph cannot cancel a query from Python (signals are not seen while it runs), so
+every query runs in a forked child on a read-only open of the store; the parent kills
+the child when the limit passes or at Ctrl+C. Results cross back as SPARQL JSON / N-Triples
 and are parsed into ordinary pyoxigraph terms.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import pickle
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
 import pyoxigraph as ox
 
 from cleveragents import errors
-from cleveragents.errors import CleverAgentsError, DatabaseError, QueryTimeoutError
+from cleveragents.errors import CleverAgentsError, DatabaseError, QuerySyntaxError, QueryTimeoutError
 from cleveragents.graph.history import resolve_revision
+from cleveragents.graph.sparql_guard import refuse_services
 from cleveragents.graph.store import GraphStore
+from cleveragents.processes import ChildDied, ChildTimedOut, run_in_child
 from cleveragents.terms import PREFIXES
 
 
@@ -34,16 +34,6 @@ class QueryOutcome:
     rows: list[dict[str, Any]] = field(default_factory=list)
     boolean: bool | None = None
     triples: list[ox.Triple] = field(default_factory=list)
-
-
-def check_syntax(sparql: str) -> None:
-    """Raise QuerySyntaxError with line and column before any store is touched."""
-    from cleveragents.graph.store import syntax_error
-
-    try:
-        ox.Store().query(sparql, prefixes=PREFIXES)
-    except SyntaxError as exc:
-        raise syntax_error(exc, "SPARQL") from None
 
 
 Substitutions = dict[str, Any] | None
@@ -67,56 +57,59 @@ def _outcome(result: Any, revision: int) -> QueryOutcome:
 
 
 def run_with_timeout(
-    store_dir: Path, sparql: str, as_of: str | None, timeout: float, bindings: Substitutions = None
+    store_dir: Path,
+    sparql: str,
+    as_of: str | None,
+    timeout: float | None,
+    bindings: Substitutions = None,
+    *,
+    allowed_services: frozenset[str] = frozenset(),
 ) -> QueryOutcome:
-    check_syntax(sparql)
-    if timeout <= 0:
-        with GraphStore.open_read_only(store_dir) as store:
-            return evaluate(store, sparql, as_of, bindings)
-    ctx = mp.get_context("fork")
-    parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(child, store_dir, sparql, as_of, bindings), daemon=True)
-    proc.start()
-    child.close()
+    """Evaluate in a killable child (see processes.py): stopped ``timeout`` seconds in
+    (None or <= 0: no limit) or at Ctrl+C, whatever the query's shape. Syntax errors
+    come back from the child too: nothing is evaluated in this process."""
+    refuse_services(sparql, allowed_services, PREFIXES)
     try:
-        if not parent.poll(timeout):
-            raise QueryTimeoutError(
-                f"query cancelled after {timeout:g} s",
-                suggestions=[
-                    "add LIMIT or narrow the patterns",
-                    "raise it: --timeout or 'agents config set query.timeout N'",
-                ],
-            )
-        payload = parent.recv_bytes()
-    except EOFError:
-        raise DatabaseError(f"the query process died (exit code {proc.exitcode})") from None
-    finally:
-        if proc.is_alive():
-            proc.kill()
-        proc.join()
+        payload = run_in_child(_child, (store_dir, sparql, as_of, bindings, allowed_services), timeout)
+    except ChildTimedOut:
+        raise QueryTimeoutError(
+            f"query cancelled after {timeout:g} s",
+            suggestions=[
+                "add LIMIT or narrow the patterns",
+                "raise it: --timeout or 'agents config set query.timeout N'",
+            ],
+        ) from None
+    except ChildDied as exc:
+        raise DatabaseError(f"the query process died (exit code {exc.exitcode})") from None
     return _decode(payload)
 
 
-def _child(conn: Connection, store_dir: Path, sparql: str, as_of: str | None, bindings: Substitutions) -> None:
+def _child(
+    store_dir: Path, sparql: str, as_of: str | None, bindings: Substitutions, allowed_services: frozenset[str]
+) -> bytes:
     try:
         store = GraphStore.open_read_only(store_dir)
+        store.allowed_services = allowed_services
         revision = resolve_revision(store, as_of)
         result = store.query(sparql, view=store.view(revision), bindings=bindings)
         if isinstance(result, ox.QueryTriples):
             body = ("graph", revision, result.serialize(format=ox.RdfFormat.N_TRIPLES))
         else:
             body = ("results", revision, result.serialize(format=ox.QueryResultsFormat.JSON))
-        conn.send_bytes(pickle.dumps(("ok", body)))
+        return pickle.dumps(("ok", body))
+    except QuerySyntaxError as exc:
+        return pickle.dumps(("syntax", (exc.message, exc.line, exc.column)))
     except CleverAgentsError as exc:
-        conn.send_bytes(pickle.dumps(("error", (type(exc).__name__, exc.message, exc.suggestions))))
+        return pickle.dumps(("error", (type(exc).__name__, exc.message, exc.suggestions)))
     except Exception as exc:  # reported to the parent, which owns the error output
-        conn.send_bytes(pickle.dumps(("error", ("DatabaseError", str(exc), []))))
-    finally:
-        conn.close()
+        return pickle.dumps(("error", ("DatabaseError", str(exc), [])))
 
 
 def _decode(payload: bytes) -> QueryOutcome:
     status, data = pickle.loads(payload)
+    if status == "syntax":
+        message, line, column = data
+        raise QuerySyntaxError(message, line=line, column=column)
     if status == "error":
         name, message, suggestions = data
         cls = getattr(errors, name, DatabaseError)

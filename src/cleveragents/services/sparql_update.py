@@ -26,14 +26,15 @@ class ParsedUpdate:
     prologue: str
     operations: list[Operation]
 
-    def constructs(self) -> list[tuple[str, str]]:
-        """(kind, CONSTRUCT query) pairs, kind being 'delete' or 'insert'."""
-        out: list[tuple[str, str]] = []
+    def constructs(self) -> list[tuple[str, str, bool]]:
+        """(kind, CONSTRUCT query, has WHERE) triples, kind being 'delete' or 'insert'.
+        Without a WHERE (DATA blocks) the query reads nothing from the store."""
+        out: list[tuple[str, str, bool]] = []
         for op in self.operations:
             where = op.where if op.where is not None else "{}"
             for kind, template in (("delete", op.delete), ("insert", op.insert)):
                 if template is not None:
-                    out.append((kind, f"{self.prologue}\nCONSTRUCT {template} WHERE {where}"))
+                    out.append((kind, f"{self.prologue}\nCONSTRUCT {template} WHERE {where}", op.where is not None))
         return out
 
 
