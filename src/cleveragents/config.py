@@ -37,6 +37,8 @@ from cleveragents.errors import ConfigurationError, UsageError, ValidationError
 from cleveragents.output.formats import AUTO, BUILTIN_FORMATS
 
 ENV_PREFIX: Final = "CLEVERAGENTS_"
+# Seconds a writer waits for another to finish before STORE_LOCKED (store.writer_wait).
+WRITER_WAIT_DEFAULT: Final = 300.0
 DATA_DIR_ENV: Final = "CLEVERAGENTS_DATA_DIR"
 CONFIG_FILE: Final = "config.toml"
 PROJECT_DIR: Final = ".cleveragents"
@@ -115,6 +117,13 @@ KEYS: Final[dict[str, KeySpec]] = {
             "bool",
             True,
             "Validate every commit against the SHACL shapes before writing it.",
+        ),
+        KeySpec(
+            "store.writer_wait",
+            "float",
+            WRITER_WAIT_DEFAULT,
+            "Seconds a writer waits its turn while another holds the store, before STORE_LOCKED (agents --wait).",
+            minimum=0,
         ),
         KeySpec("user.name", "str", _default_user, "Agent recorded on commits (default: $USER)."),
         KeySpec(
@@ -218,6 +227,12 @@ KEYS: Final[dict[str, KeySpec]] = {
             3,
             "Retries of a model call that timed out or got HTTP 429/5xx, with exponential backoff.",
             minimum=0,
+        ),
+        KeySpec(
+            "providers.prices_file",
+            "path",
+            lambda data_dir: data_dir / "prices.toml",
+            "Price table (USD per million tokens per provider/model) that costs are computed from.",
         ),
         KeySpec("providers.openai.base_url", "str", "", "OpenAI endpoint (default: $OPENAI_BASE_URL)."),
         KeySpec("providers.anthropic.base_url", "str", "", "Anthropic endpoint (default: $ANTHROPIC_BASE_URL)."),

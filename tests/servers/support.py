@@ -7,9 +7,9 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from cleveragents.graph.workspace import Workspace
 from cleveragents.indexing.emit import file_iri
 from cleveragents.services import indexing, resources
-from cleveragents.services.workspace import Workspace
 from corpora.fetch import corpus_dir
 
 FILES = ("sessions.py", "hooks.py", "structures.py", "adapters.py", "auth.py")

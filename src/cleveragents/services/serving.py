@@ -12,15 +12,18 @@ from pathlib import Path
 
 from cleveragents.config import Config
 from cleveragents.errors import ForbiddenError, ValidationError
+from cleveragents.graph import named_queries
 from cleveragents.graph.commit import CommitRequest
+from cleveragents.graph.workspace import Workspace
+from cleveragents.indexing import renderings
 from cleveragents.indexing.plugins import AnalyzerSet
+from cleveragents.iris import parse_iri
 from cleveragents.resources import data_path
 from cleveragents.servers import models
 from cleveragents.servers.operations import ProgressReport
 from cleveragents.servers.security import HttpGuard, ServerSettings, check_bind
-from cleveragents.services import audit, graph_service, indexing, named_queries, navigation, renderings
+from cleveragents.services import audit, graph_service, indexing, navigation
 from cleveragents.services.sparql_update import parse_update
-from cleveragents.services.workspace import Workspace
 from cleveragents.terms import compact
 
 
@@ -120,7 +123,7 @@ class WorkspaceOperations:
         )
 
     def show(self, iri: str, *, depth: str, as_of: str | None) -> models.Rendering:
-        node = graph_service.parse_iri(iri)
+        node = parse_iri(iri)
         return models.Rendering(**renderings.render(self.ws, node.value, depth, self.analyzers, as_of=as_of).as_dict())
 
     # --- history -------------------------------------------------------------------------
@@ -139,7 +142,7 @@ class WorkspaceOperations:
             )
             for s in spans
         ]
-        return models.History(iri=graph_service.parse_iri(iri).value, entries=entries)
+        return models.History(iri=parse_iri(iri).value, entries=entries)
 
     def blame(self, iri: str) -> models.Blame:
         lines = [
@@ -154,7 +157,7 @@ class WorkspaceOperations:
             )
             for line in graph_service.blame(self.ws, iri)
         ]
-        return models.Blame(iri=graph_service.parse_iri(iri).value, lines=lines)
+        return models.Blame(iri=parse_iri(iri).value, lines=lines)
 
     def changes_between(self, old: str, new: str) -> models.Changes:
         from cleveragents.graph.history import resolve_revision
