@@ -371,7 +371,7 @@ async def serve_stdio(server: MCPServer) -> None:
     from mcp.shared.message import SessionMessage
     from mcp.types import PARSE_ERROR, ErrorData, JSONRPCError
 
-    lowlevel = server._lowlevel_server  # noqa: SLF001 - no public way to run on given streams
+    lowlevel = server._lowlevel_server  # private: the SDK has no public way to run on given streams
     async with stdio_server() as (read_stream, write_stream):
         relay_in, relay_out = anyio.create_memory_object_stream[SessionMessage | Exception](16)
 
