@@ -114,6 +114,15 @@ def test_a_moved_definition_has_one_revision_and_its_positions_stay_queryable(ws
     assert len(revisions) == 1  # created once; moved since, never changed
     history = select(ws, "signature-history", {"callable": close})
     assert len(history) == 1 and history[0]["fromSha"] == shas[RELEASES[0]]
+    first = revision_of(ws, shas[RELEASES[0]])
+    blame = select(ws, "blame", {"node": close})
+    assert blame and {r["textRevision"] for r in blame} == {str(first)}
+    ranges = [r for r in blame if r["predicate"].endswith("#sourceRange")]
+    assert len(ranges) == 1 and int(ranges[0]["revision"]) > first  # the position is newer than the text
+    # Change statistics count text changes: HTTPAdapter's text changed, BaseAdapter's never did.
+    classes = {r["name"]: r for r in select(ws, "most-changed-classes")}
+    assert int(classes["BaseAdapter"]["changes"]) == 0 and int(classes["BaseAdapter"]["revisions"]) == 1
+    assert int(classes["HTTPAdapter"]["changes"]) >= 2
     # Every release's position is still there, as of its commit.
     for version, (_, (line, column), _) in zip(RELEASES, states, strict=True):
         rows = select(ws, "as-of", {"node": close, "revision": str(revision_of(ws, shas[version]))})
