@@ -15,7 +15,7 @@ from functools import cache
 import tree_sitter as ts
 
 from cleveragents.indexing.model import Entity, Problem, Span
-from cleveragents.terms import CA
+from cleveragents.vocabulary import ca
 
 
 @cache
@@ -143,7 +143,7 @@ def comment_fingerprints(
     return Fingerprints(data, [(n.start_byte, n.end_byte) for n in comments], [])
 
 
-SYNTAX_FINGERPRINT = CA + "syntaxFingerprint"
+SYNTAX_FINGERPRINT = ca.syntaxFingerprint
 
 
 def add_fingerprints(entities: list[Entity], prints: Fingerprints) -> None:

@@ -61,7 +61,7 @@ sys.path.insert(0, str(ROOT))
 import jedi  # noqa: E402  - pinned in pyproject's dev extra (jedi==0.20.1 when measured)
 from jedi.inference.gradual import typeshed as jedi_typeshed  # noqa: E402
 
-from cleveragents.indexing import emit  # noqa: E402
+from cleveragents import iris  # noqa: E402
 from cleveragents.indexing.indexer import (  # noqa: E402
     FileResult,
     IndexOptions,
@@ -254,7 +254,7 @@ def canonical(key: str) -> str:
 
 
 def entity_of(iri: str) -> tuple[str, str]:
-    parts = emit.split_iri(iri)
+    parts = iris.split_iri(iri)
     assert parts is not None, iri
     return parts[1], parts[2]
 

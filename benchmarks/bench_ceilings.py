@@ -43,8 +43,8 @@ from bench_indexing import python_sources  # noqa: E402
 
 from cleveragents.graph import layout  # noqa: E402
 from cleveragents.graph.store import GraphStore  # noqa: E402
+from cleveragents.graph.workspace import Workspace, shapes_validator  # noqa: E402
 from cleveragents.services import indexing, resources  # noqa: E402
-from cleveragents.services.workspace import Workspace, shapes_validator  # noqa: E402
 from corpora.fetch import corpus_dir  # noqa: E402
 
 TARGET_FILES_PER_MIN = 10_000

@@ -62,9 +62,9 @@ from benchmarks.context_corpus import (  # noqa: E402
 )
 from cleveragents.context.model import AssembledContext, ContextRequest  # noqa: E402
 from cleveragents.context.tokens import BpeTokenCounter, counter_for  # noqa: E402
+from cleveragents.graph.workspace import Workspace  # noqa: E402
 from cleveragents.services import context as context_service  # noqa: E402
 from cleveragents.services import indexing, resources  # noqa: E402
-from cleveragents.services.workspace import Workspace  # noqa: E402
 
 BUDGETS = [1000, 2000, 4000, 8000, 16000]
 ENCODING = "o200k_base"

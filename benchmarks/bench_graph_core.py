@@ -24,9 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bear_data import DBR, Version, history
 
 from cleveragents.graph.commit import CommitEngine, CommitRequest
+from cleveragents.graph.hierarchy import TBox
 from cleveragents.graph.store import GraphStore
-from cleveragents.graph.tbox import TBox
-from cleveragents.services.workspace import Workspace, shapes_validator
+from cleveragents.graph.workspace import Workspace, shapes_validator
 
 VALIDATE = True
 

@@ -28,8 +28,8 @@ sys.path.insert(0, str(ROOT))
 import tree_sitter_python  # noqa: E402
 
 from analyzers import _treesitter  # noqa: E402
+from cleveragents.graph.workspace import Workspace  # noqa: E402
 from cleveragents.services import indexing, resources  # noqa: E402
-from cleveragents.services.workspace import Workspace  # noqa: E402
 from corpora.fetch import corpus_dir  # noqa: E402
 
 EDIT = "\n\ndef added_by_the_benchmark(x):\n    return x + 1\n"

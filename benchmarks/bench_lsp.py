@@ -33,10 +33,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_indexing import progress, python_sources  # noqa: E402
+from cleveragents.graph.workspace import Workspace  # noqa: E402
 from cleveragents.indexing.indexer import IndexSummary  # noqa: E402
 from cleveragents.lsp.runtime import ServerHandle  # noqa: E402
 from cleveragents.services import indexing, resources  # noqa: E402
-from cleveragents.services.workspace import Workspace  # noqa: E402
 from corpora.fetch import corpus_dir  # noqa: E402
 
 CALLS = "calls"  # the local name of uko-code:calls in IndexSummary.resolution's keys

@@ -26,10 +26,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_indexing import EDIT, progress, python_sources  # noqa: E402
+from cleveragents.graph import workspace as workspace_module  # noqa: E402
 from cleveragents.graph.commit import CommitEngine  # noqa: E402
+from cleveragents.graph.workspace import Workspace  # noqa: E402
 from cleveragents.services import indexing, resources  # noqa: E402
-from cleveragents.services import workspace as workspace_module  # noqa: E402
-from cleveragents.services.workspace import Workspace  # noqa: E402
 from corpora.fetch import corpus_dir  # noqa: E402
 
 CORPORA = {"requests": ("requests-2.32.3", "src/requests"), "django": ("django", "django")}

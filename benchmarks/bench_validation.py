@@ -119,9 +119,9 @@ def bench_commits(base: int, versions: int) -> None:
     from bear_data import history
 
     from cleveragents.graph.commit import CommitEngine, CommitRequest
+    from cleveragents.graph.hierarchy import TBox
     from cleveragents.graph.store import GraphStore
-    from cleveragents.graph.tbox import TBox
-    from cleveragents.services.workspace import Workspace, shapes_validator
+    from cleveragents.graph.workspace import Workspace, shapes_validator
 
     for kind in ("uko", "dbpedia"):
         with tempfile.TemporaryDirectory() as tmp:

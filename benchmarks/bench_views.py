@@ -21,9 +21,9 @@ import pyoxigraph as ox
 
 from cleveragents.graph import layout
 from cleveragents.graph.commit import CommitEngine, CommitRequest
+from cleveragents.graph.hierarchy import TBox
 from cleveragents.graph.store import GraphStore, View
-from cleveragents.graph.tbox import TBox
-from cleveragents.services.workspace import Workspace
+from cleveragents.graph.workspace import Workspace
 
 EX = "https://example.org/v/"
 DEP = ox.NamedNode("https://cleveragents.ai/ontology/uko/code#calls")

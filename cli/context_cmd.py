@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from cleveragents.errors import UsageError
-from cleveragents.indexing.emit import split_iri
+from cleveragents.iris import split_iri
 from cleveragents.output import ColumnDef, OutputSession
 from cleveragents.terms import compact
 
-from .context import AppContext, get_context
 from .graph_cmd import agent_name, use_format, workspace
+from .invocation import AppContext, get_context
 from .rendering import is_structured, listed, record, render_commit
 
 if TYPE_CHECKING:

@@ -22,13 +22,14 @@ import pyoxigraph as ox
 import typer
 
 from cleveragents.errors import NotFoundError, UsageError
+from cleveragents.graph.workspace import Workspace
+from cleveragents.iris import parse_iri
 from cleveragents.output import ColumnDef, OutputSession, available_formats
 from cleveragents.services import classification, graph_service
 from cleveragents.services.query_runner import QueryOutcome
-from cleveragents.services.workspace import Workspace
 from cleveragents.terms import PREFIXES, compact
 
-from .context import AppContext, get_context
+from .invocation import AppContext, get_context
 from .rendering import (
     is_structured,
     is_violation,
@@ -53,10 +54,20 @@ TURTLE = "turtle"
 
 def workspace(app_ctx: AppContext) -> Workspace:
     """The data dir's workspace, validating commits unless store.validate_on_commit is off,
-    with the SPARQL SERVICE endpoints config allows."""
-    validate = bool(app_ctx.config.value("store.validate_on_commit"))
-    allowed = app_ctx.config.value("query.service_allowlist")
-    return Workspace(app_ctx.data_dir, validate_on_commit=validate, service_allowlist=allowed)
+    with the SPARQL SERVICE endpoints config allows; a writer waits its turn for
+    store.writer_wait seconds (``agents --wait``), saying so on a terminal."""
+    config = app_ctx.config
+    return Workspace(
+        app_ctx.data_dir,
+        validate_on_commit=bool(config.value("store.validate_on_commit")),
+        service_allowlist=config.value("query.service_allowlist"),
+        writer_wait=float(config.value("store.writer_wait")),
+        on_wait=_say_waiting if sys.stderr.isatty() else None,
+    )
+
+
+def _say_waiting(holder: str) -> None:
+    typer.echo(f"waiting for {holder}", err=True)
 
 
 def agent_name(app_ctx: AppContext) -> str:
@@ -443,7 +454,7 @@ def history_cmd(
             ColumnDef("until_time", "Until time"),
             ColumnDef("inferred", "Inferred"),
         ]
-        out.table(f"History of {compact(graph_service.parse_iri(iri).value)}", columns, rows=rows, key="history")
+        out.table(f"History of {compact(parse_iri(iri).value)}", columns, rows=rows, key="history")
         out.status(f"{len(rows)} triple span(s); an empty 'until' means still current")
 
 
@@ -483,7 +494,7 @@ def blame_cmd(
             ColumnDef("retracted", "Retracted", alignment="right", hidden=not include_retracted),
             ColumnDef("retracted_time", "Retracted time", hidden=not include_retracted),
         ]
-        out.table(f"Blame of {compact(graph_service.parse_iri(iri).value)}", columns, rows=rows, key="blame")
+        out.table(f"Blame of {compact(parse_iri(iri).value)}", columns, rows=rows, key="blame")
 
 
 CLASSIFY_COLUMNS = [

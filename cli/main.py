@@ -31,12 +31,14 @@ from cleveragents.output.human import CANCELLED_MESSAGE
 from cleveragents.processes import terminate_as_interrupt
 
 from . import (
+    actor_cmd,
     config_cmd,
     context_cmd,
     graph_cmd,
     index_cmd,
     init_cmd,
     lsp_cmd,
+    mcp_cmd,
     ontology_cmd,
     project_cmd,
     providers_cmd,
@@ -44,7 +46,7 @@ from . import (
     resource_cmd,
     show_cmd,
 )
-from .context import AppContext
+from .invocation import AppContext
 
 # Recent typer vendors click as typer._click; older typer depends on click itself.
 try:
@@ -73,31 +75,40 @@ class AgentsGroup(TyperGroup):
             raise cancelled from exc
 
 
+# Global options that may also be written after the command.
+HOISTED_OPTIONS = ("--format", "--wait")
+
+
 def hoist_format(root: Any, args: list[str]) -> list[str]:
-    """Move ``--format X`` written after a command without its own ``--format`` to the
-    front, where the global option reads it: the spec writes both ``agents --format json
-    project list`` and ``agents project list --format json``."""
-    command, end = root, 0
+    """Move ``--format X`` (and ``--wait S``) written after a command without an option of
+    that name to the global options, where it is read (after any given there, so the one
+    written last wins, and a bad value is rejected as such): the spec writes both
+    ``agents --format json project list`` and ``agents project list --format json``."""
+    command, end, first = root, 0, 0
     for i, token in enumerate(args):
         if token == "--":
             break
         sub = getattr(command, "commands", {}).get(token)
         if sub is not None:
+            first = i if command is root else first
             command, end = sub, i + 1
-    if command is root or any("--format" in getattr(p, "opts", ()) for p in command.params):
+    if command is root:
         return args
+    own = {opt for p in command.params for opt in getattr(p, "opts", ())}
+    hoisted = [name for name in HOISTED_OPTIONS if name not in own]
     head, tail, moved = args[:end], [], []
     rest = iter(args[end:])
     for token in rest:
         if token == "--":
             tail += [token, *rest]
-        elif token == "--format":
+        elif token in hoisted:
             moved += [token, next(rest, "")]
-        elif token.startswith("--format="):
+        elif any(token.startswith(name + "=") for name in hoisted):
             moved.append(token)
         else:
             tail.append(token)
-    return [*moved, *head, *tail] if moved else args
+    # Placed after the global options already given, so the one written later wins.
+    return [*head[:first], *moved, *head[first:], *tail] if moved else args
 
 
 def _print_version(value: bool) -> None:
@@ -132,6 +143,16 @@ def _root(
             show_default=False,
         ),
     ] = None,
+    wait: Annotated[
+        float | None,
+        typer.Option(
+            "--wait",
+            min=0,
+            help="Seconds a writer waits for another writer to finish before STORE_LOCKED. "
+            "Default: config store.writer_wait (300).",
+            show_default=False,
+        ),
+    ] = None,
     version: Annotated[
         bool,
         typer.Option(
@@ -146,7 +167,7 @@ def _root(
     """CleverAgents KG: a knowledge graph of code, documents, plans and decisions."""
     app_ctx = ctx.ensure_object(AppContext)
     app_ctx.command = ctx.invoked_subcommand or PROG
-    app_ctx.resolve(data_dir=data_dir, config_path=config_path, format_flag=output_format)
+    app_ctx.resolve(data_dir=data_dir, config_path=config_path, format_flag=output_format, writer_wait=wait)
 
 
 def build_app() -> typer.Typer:
@@ -170,6 +191,8 @@ def build_app() -> typer.Typer:
     app.add_typer(lsp_cmd.app, name="lsp")
     app.add_typer(context_cmd.app, name="context")
     app.add_typer(providers_cmd.app, name="providers")
+    app.add_typer(actor_cmd.app, name="actor")
+    app.add_typer(mcp_cmd.app, name="mcp")
     app.command("index")(index_cmd.index_command)
     app.command("show")(show_cmd.show_command)
     return app

@@ -6,10 +6,11 @@ from typing import Annotated
 
 import typer
 
-from cleveragents.services import indexing, renderings
+from cleveragents.indexing import renderings
+from cleveragents.services import indexing
 
-from .context import get_context
 from .graph_cmd import workspace
+from .invocation import get_context
 from .rendering import is_structured
 
 

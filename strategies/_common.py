@@ -15,17 +15,17 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from cleveragents.context.depth import most_specific_type, resolve_for_types
+from cleveragents.context.depth import resolve_for_types
 from cleveragents.context.model import ContextFragment, ContextRequest, FragmentProvenance, StrategyCapabilities
 from cleveragents.context.protocols import BackendSet, GraphBackend
 from cleveragents.context.tokens import counter_for
 from cleveragents.errors import NotFoundError, UsageError, ValidationError
-from cleveragents.services import named_queries
+from cleveragents.graph import named_queries
+from cleveragents.iris import SOURCE_BASE, resource_ulid_of
 from cleveragents.strategies._intent import Intent, expand
+from cleveragents.tbox.closure import most_specific_type
 from cleveragents.tbox.detail_levels import effective_levels
 
-SOURCE_BASE = "https://cleveragents.ai/id/src/"
-_ULID = re.compile(r"^https://cleveragents\.ai/id/(?:src|resource)/([0-9A-HJKMNP-TV-Z]{26})")
 MIN_FRAGMENT_TOKENS = 10  # architecture.md [context.pipeline.budget-packer] min-fragment-tokens
 # Each rendering costs about a millisecond (two lookups and a parse): a strategy renders at
 # most one fragment per TOKENS_PER_FRAGMENT of its budget, between these bounds. Past that the
@@ -104,8 +104,7 @@ def value(term: Any) -> Any:
 
 def resource_of(iri: str) -> str | None:
     """The resource ULID an entity IRI (or a resource IRI) belongs to."""
-    match = _ULID.match(iri)
-    return match.group(1) if match else None
+    return resource_ulid_of(iri)
 
 
 def in_scope(iri: str, scope: frozenset[str] | None) -> bool:

@@ -37,6 +37,8 @@ from cleveragents.errors import ConfigurationError, UsageError, ValidationError
 from cleveragents.output.formats import AUTO, BUILTIN_FORMATS
 
 ENV_PREFIX: Final = "CLEVERAGENTS_"
+# Seconds a writer waits for another to finish before STORE_LOCKED (store.writer_wait).
+WRITER_WAIT_DEFAULT: Final = 300.0
 DATA_DIR_ENV: Final = "CLEVERAGENTS_DATA_DIR"
 CONFIG_FILE: Final = "config.toml"
 PROJECT_DIR: Final = ".cleveragents"
@@ -116,6 +118,13 @@ KEYS: Final[dict[str, KeySpec]] = {
             True,
             "Validate every commit against the SHACL shapes before writing it.",
         ),
+        KeySpec(
+            "store.writer_wait",
+            "float",
+            WRITER_WAIT_DEFAULT,
+            "Seconds a writer waits its turn while another holds the store, before STORE_LOCKED (agents --wait).",
+            minimum=0,
+        ),
         KeySpec("user.name", "str", _default_user, "Agent recorded on commits (default: $USER)."),
         KeySpec(
             "index.max_file_bytes",
@@ -179,6 +188,30 @@ KEYS: Final[dict[str, KeySpec]] = {
             "was built); with more, semantic strategies are skipped until `agents context index` runs.",
             minimum=0,
         ),
+        # --- servers (agents mcp serve, agents serve) ------------------------------------
+        KeySpec("server.host", "str", "127.0.0.1", "Address the HTTP servers bind (agents serve, mcp serve)."),
+        KeySpec("server.port", "int", 8765, "Port of the HTTP servers.", minimum=0),
+        KeySpec(
+            "server.token",
+            "str",
+            "",
+            "Bearer token the HTTP servers require (also $CLEVERAGENTS_SERVER_TOKEN); required "
+            "when bound to a non-loopback address, optional on 127.0.0.1.",
+        ),
+        KeySpec(
+            "server.max_request_bytes",
+            "int",
+            1_000_000,
+            "Largest request body (HTTP) or message (stdio) a server accepts.",
+            minimum=1024,
+        ),
+        KeySpec(
+            "server.request_timeout",
+            "float",
+            60.0,
+            "Seconds one server request (tool call, task step) may take before it fails.",
+            minimum=0.01,
+        ),
         # Model providers (actors/providers.py). Keys come from each provider's environment
         # variable, never from this file.
         KeySpec(
@@ -194,6 +227,12 @@ KEYS: Final[dict[str, KeySpec]] = {
             3,
             "Retries of a model call that timed out or got HTTP 429/5xx, with exponential backoff.",
             minimum=0,
+        ),
+        KeySpec(
+            "providers.prices_file",
+            "path",
+            lambda data_dir: data_dir / "prices.toml",
+            "Price table (USD per million tokens per provider/model) that costs are computed from.",
         ),
         KeySpec("providers.openai.base_url", "str", "", "OpenAI endpoint (default: $OPENAI_BASE_URL)."),
         KeySpec("providers.anthropic.base_url", "str", "", "Anthropic endpoint (default: $ANTHROPIC_BASE_URL)."),

@@ -92,6 +92,21 @@ class ConflictError(CleverAgentsError):
     category = "CONFLICT"
 
 
+class AccessDeniedError(CleverAgentsError):
+    """A tool call or path the plan's access policy does not allow (outside the sandbox,
+    on the deny-list, a write in a read-only plan, a tool not allowed for the context)."""
+
+    code = 403
+    category = "ACCESS_DENIED"
+
+
+class RequestTooLargeError(CleverAgentsError):
+    """A request exceeds a configured size limit (server.max_request_bytes)."""
+
+    code = 413
+    category = "REQUEST_TOO_LARGE"
+
+
 class QueryTimeoutError(CleverAgentsError):
     code = 408
     category = "TIMEOUT"

@@ -67,6 +67,8 @@ PREFIXES: Final[dict[str, str]] = {
 RDF_TYPE: Final = RDF + "type"
 RDFS_SUBCLASSOF: Final = RDFS + "subClassOf"
 RDFS_SUBPROPERTYOF: Final = RDFS + "subPropertyOf"
+# RDF 1.2: a reifier ``rdf:reifies`` the triple term of the edge it annotates.
+RDF_REIFIES: Final = RDF + "reifies"
 
 
 def sparql_prefixes() -> str:
@@ -76,7 +78,7 @@ def sparql_prefixes() -> str:
 
 def compact(iri: str) -> str:
     """Shorten an IRI to prefix:local when a known prefix matches (for display only)."""
-    best = ""
+    best, best_name = "", ""
     for name, base in PREFIXES.items():
         if iri.startswith(base) and len(base) > len(best):
             best, best_name = base, name

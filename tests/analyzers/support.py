@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pyoxigraph as ox
 
-from cleveragents.indexing.emit import content_hash, entity_lines, file_iri
+from cleveragents.indexing.emit import content_hash, entity_lines
 from cleveragents.indexing.model import Analyzer, Entity, FileAnalysis, SourceFile
+from cleveragents.iris import file_iri
 from cleveragents.terms import PREFIXES
 
 RESOURCE_ULID = "01TESTRESOURCE0000000000000"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cleveragents.indexing import emit
+from cleveragents import iris
 from tests.cli.test_graph_cli import Cli, initialized_cli
 
 SOURCE = '''"""Helpers; see docs/guide.md."""
@@ -53,7 +53,7 @@ def ulid(cli: Cli, tmp_path: Path) -> str:
 
 
 def test_classify_reports_layer_type_resource_and_relationships_in_json(cli: Cli, ulid: str):
-    parse = emit.file_iri(ulid, "pkg/util.py", "parse")
+    parse = iris.file_iri(ulid, "pkg/util.py", "parse")
     doc = cli.ok("graph", "classify", parse, "--format", "json").json()
     assert doc["exit_code"] == 0
     info = doc["data"]["classification"]
@@ -73,22 +73,22 @@ def test_classify_reports_layer_type_resource_and_relationships_in_json(cli: Cli
     calls = [r for r in rows if r["predicate"].endswith("#calls>")]
     assert all(not r["inferred"] and r["resolved_by"] == "name-match" for r in calls)
     # The module's docstring names the guide.
-    module = cli.ok("graph", "classify", emit.file_iri(ulid, "pkg/util.py"), fmt="json").json()["data"]
+    module = cli.ok("graph", "classify", iris.file_iri(ulid, "pkg/util.py"), fmt="json").json()["data"]
     assert module["classification"]["layer"] == 3
     implicit = [r for r in module["relationships"] if r["predicate"].endswith("#implicitDependsOn>")]
-    assert [r["node"] for r in implicit] == [f"<{emit.file_iri(ulid, 'docs/guide.md')}>"]
+    assert [r["node"] for r in implicit] == [f"<{iris.file_iri(ulid, 'docs/guide.md')}>"]
 
 
 def test_classify_layers_of_documents_and_directories(cli: Cli, ulid: str):
-    section = cli.ok("graph", "classify", emit.file_iri(ulid, "docs/guide.md", "guide/usage"), fmt="json").json()
+    section = cli.ok("graph", "classify", iris.file_iri(ulid, "docs/guide.md", "guide/usage"), fmt="json").json()
     assert section["data"]["classification"]["layer"] == 1
     assert section["data"]["classification"]["primary_type"].endswith("/doc#Subsection>")
-    folder = cli.ok("graph", "classify", emit.directory_iri(ulid, "pkg"), fmt="plain").out
+    folder = cli.ok("graph", "classify", iris.directory_iri(ulid, "pkg"), fmt="plain").out
     assert "Layer:           1" in folder and "uko-code:Package" in folder
 
 
 def test_classify_as_of_an_earlier_revision(cli: Cli, ulid: str, tmp_path: Path):
-    parse = emit.file_iri(ulid, "pkg/util.py", "parse")
+    parse = iris.file_iri(ulid, "pkg/util.py", "parse")
     before = cli.ok("graph", "classify", parse, fmt="json").json()["data"]["classification"]["revision"]
     (tmp_path / "proj" / "pkg" / "util.py").write_text(SOURCE.replace("def parse():", "def parse_all():"))
     cli.ok("index", "proj")
@@ -104,4 +104,4 @@ def test_classify_errors(cli: Cli, ulid: str):
     assert malformed.code == 2
     resource = cli("graph", "classify", f"https://cleveragents.ai/id/resource/{ulid}")
     assert resource.code == 1 and "not a UKO node" in resource.err
-    assert cli("graph", "classify", emit.file_iri(ulid, "pkg/util.py"), "--format", "turtle").code == 2
+    assert cli("graph", "classify", iris.file_iri(ulid, "pkg/util.py"), "--format", "turtle").code == 2

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from cleveragents.cli.main import run
+from cleveragents.graph.workspace import Workspace
 from cleveragents.services import indexing, resources
-from cleveragents.services.workspace import Workspace
 from corpora.fetch import corpus_dir
 from tests.cli.test_graph_cli import Cli, clean_env
 

@@ -590,7 +590,7 @@ def held_store(cli: Cli) -> Iterator[Path]:
 
 
 def test_locked_store_gives_one_line_error(held_store: Path):
-    result = subprocess_cli(held_store, "graph", "update", f"INSERT DATA {{ {MODULE} <{EX}p> 1 }}")
+    result = subprocess_cli(held_store, "--wait", "0", "graph", "update", f"INSERT DATA {{ {MODULE} <{EX}p> 1 }}")
     err = result.stderr.decode()
     assert result.returncode == 1, err
     first = err.splitlines()[0]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cleveragents.indexing import emit
+from cleveragents import iris
 from tests.cli.test_graph_cli import Cli, initialized_cli
 from tests.signals import interruptible
 
@@ -74,7 +74,7 @@ def test_resource_add_indexes_and_index_reports_in_json(cli: Cli, project: Path)
 def test_show_renders_levels_now_and_as_of(cli: Cli, project: Path):
     info = cli.ok("resource", "add", str(project), "--type", "fs-directory", "--name", "local/proj", fmt="json")
     ulid = info.json()["data"]["resource"]["ulid"]
-    area = emit.file_iri(ulid, "pkg/shapes.py", "Shape.area")
+    area = iris.file_iri(ulid, "pkg/shapes.py", "Shape.area")
     signatures = cli.ok("show", area, "--depth", "SIGNATURES", fmt="json").json()["data"]["rendering"]
     assert signatures["level"] == "SIGNATURES" and signatures["revision"] == 2
     assert "def area(self) -> float" in signatures["text"] and "return" not in signatures["text"]
@@ -93,11 +93,11 @@ def test_show_renders_levels_now_and_as_of(cli: Cli, project: Path):
 def test_index_and_show_bad_input(cli: Cli, project: Path, tmp_path: Path):
     info = cli.ok("resource", "add", str(project), "--type", "fs-directory", "--name", "local/proj", fmt="json")
     ulid = info.json()["data"]["resource"]["ulid"]
-    area = emit.file_iri(ulid, "pkg/shapes.py", "Shape.area")
+    area = iris.file_iri(ulid, "pkg/shapes.py", "Shape.area")
     unknown_level = cli("show", area, "--depth", "SIGNATURE")
     assert unknown_level.code == 1 and "unknown detail level 'SIGNATURE'" in unknown_level.err
     assert "SIGNATURES" in unknown_level.err  # the suggestion
-    missing = cli("show", emit.file_iri(ulid, "pkg/shapes.py", "Nope"))
+    missing = cli("show", iris.file_iri(ulid, "pkg/shapes.py", "Nope"))
     assert missing.code == 1 and "does not exist at revision" in missing.err
     not_source = cli("show", "https://example.org/x")
     assert not_source.code == 1 and "is not an indexed file or entity" in not_source.err

@@ -21,8 +21,8 @@ from cleveragents.context.model import (
 )
 from cleveragents.context.protocols import BackendSet
 from cleveragents.context.tokens import counter_for
+from cleveragents.graph.workspace import Workspace
 from cleveragents.services import indexing, resources
-from cleveragents.services.workspace import Workspace
 from corpora.fetch import corpus_dir
 
 FILES = ("sessions.py", "auth.py", "structures.py")

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from cleveragents.context.backends import backend_set
 from cleveragents.context.protocols import BackendSet
+from cleveragents.graph.workspace import Workspace
 from cleveragents.services import indexing, resources
 from cleveragents.services.resources import ResourceInfo
-from cleveragents.services.workspace import Workspace
 from corpora.fetch import corpus_dir
 
 

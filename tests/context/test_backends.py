@@ -20,8 +20,8 @@ from cleveragents.context.backends.text import BM25TextBackend
 from cleveragents.context.backends.tokenize import split_identifier, tokenize
 from cleveragents.context.protocols import GraphBackend, TextBackend
 from cleveragents.errors import ValidationError
+from cleveragents.graph.workspace import Workspace
 from cleveragents.services import indexing, resources
-from cleveragents.services.workspace import Workspace
 from corpora.fetch import corpus_dir
 
 DOC_FILES = ("README.md", "HISTORY.md", "pyproject.toml", "setup.cfg")

@@ -13,8 +13,8 @@ import pytest
 from cleveragents.context.backends import backend_set, catalog, forget_open_backends
 from cleveragents.context.backends import vector as vector_backend
 from cleveragents.context.protocols import VectorBackend
+from cleveragents.graph.workspace import Workspace
 from cleveragents.services import indexing, resources
-from cleveragents.services.workspace import Workspace
 from corpora.fetch import corpus_dir
 
 pytestmark = pytest.mark.skipif(not vector_backend.available(), reason="sentence-transformers or faiss missing")

@@ -15,14 +15,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cleveragents.config import Config
-from cleveragents.context import skill
 from cleveragents.context.model import ContextRequest
-from cleveragents.context.skill import ContextSession
 from cleveragents.context.tokens import counter_for
 from cleveragents.errors import UsageError
-from cleveragents.indexing.emit import file_iri
+from cleveragents.graph.workspace import Workspace
+from cleveragents.iris import file_iri
 from cleveragents.services import context, indexing, projects, resources
-from cleveragents.services.workspace import Workspace
+from cleveragents.services import context_skill as skill
+from cleveragents.services.context_skill import ContextSession
 from corpora.fetch import corpus_dir
 
 FILES = ("sessions.py", "hooks.py", "structures.py", "adapters.py", "auth.py")

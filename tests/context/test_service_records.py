@@ -16,9 +16,10 @@ import pytest
 from cleveragents.context.model import AssembledContext, ContextFragment, ContextRequest, FragmentProvenance
 from cleveragents.context.tokens import counter_for
 from cleveragents.errors import NotFoundError, ShapeViolationError, UsageError, ValidationError
-from cleveragents.indexing.emit import directory_iri, file_iri
-from cleveragents.services import context, context_records, indexing, projects, renderings, resources
-from cleveragents.services.workspace import Workspace
+from cleveragents.graph.workspace import Workspace
+from cleveragents.indexing import renderings
+from cleveragents.iris import directory_iri, file_iri
+from cleveragents.services import context, context_records, indexing, projects, resources
 from corpora.fetch import corpus_dir
 
 FILES = ("sessions.py", "hooks.py", "structures.py", "status_codes.py", "__version__.py")

@@ -10,9 +10,9 @@ import pytest
 
 from cleveragents.context.model import ContextRequest, PlanContext, TemporalScope
 from cleveragents.context.protocols import BackendSet
+from cleveragents.graph.workspace import Workspace
 from cleveragents.services import graph_service, indexing
 from cleveragents.services.resources import ResourceInfo
-from cleveragents.services.workspace import Workspace
 from cleveragents.strategies.plan_decision_context import PlanDecisionContext
 from cleveragents.strategies.temporal_archaeology import TemporalArchaeology
 from tests.context.strategy_support import backends_for, build_requests_store

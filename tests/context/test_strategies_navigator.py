@@ -7,8 +7,8 @@ import pytest
 from cleveragents.context.model import ContextRequest, PlanContext
 from cleveragents.context.protocols import BackendSet, ContextStrategy
 from cleveragents.errors import UsageError
+from cleveragents.graph.workspace import Workspace
 from cleveragents.services.resources import ResourceInfo
-from cleveragents.services.workspace import Workspace
 from cleveragents.strategies.breadth_depth_navigator import STRATEGIES, BreadthDepthNavigator
 from tests.context.strategy_support import backends_for, build_requests_store
 

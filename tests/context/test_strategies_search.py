@@ -14,8 +14,8 @@ import cleveragents.strategies as strategies_package
 from cleveragents.context.model import ContextRequest, PlanContext
 from cleveragents.context.protocols import BackendSet, ContextStrategy
 from cleveragents.context.tokens import counter_for
+from cleveragents.graph.workspace import Workspace
 from cleveragents.services.resources import ResourceInfo
-from cleveragents.services.workspace import Workspace
 from cleveragents.strategies.arce import Arce
 from cleveragents.strategies.plan_decision_context import PlanDecisionContext
 from cleveragents.strategies.semantic_embedding import SemanticEmbedding

@@ -10,8 +10,8 @@ import pytest
 
 from cleveragents.graph import layout
 from cleveragents.graph.commit import CommitEngine
+from cleveragents.graph.hierarchy import TBox, rebuild_closure
 from cleveragents.graph.store import GraphStore
-from cleveragents.graph.tbox import TBox, rebuild_closure
 from cleveragents.tbox.modules import replace_graph
 
 U = "https://cleveragents.ai/ontology/uko#"

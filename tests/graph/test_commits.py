@@ -167,7 +167,7 @@ def test_unpublished_graphs_of_a_crashed_commit_are_discarded(tmp_path) -> None:
     store = open_store(tmp_path / "s")
     engine = CommitEngine(
         store,
-        __import__("cleveragents.graph.tbox", fromlist=["TBox"]).TBox.from_store(store.raw),
+        __import__("cleveragents.graph.hierarchy", fromlist=["TBox"]).TBox.from_store(store.raw),
         None,
     )
     engine.commit(CommitRequest(add=[(ex("a"), TYPE, MODULE)]))
@@ -195,7 +195,7 @@ def test_reader_works_beside_a_writer(store: GraphStore, engine: CommitEngine) -
 
 
 def test_an_ontology_change_rederives_the_closure(store: GraphStore, engine: CommitEngine) -> None:
-    from cleveragents.graph.tbox import rebuild_closure
+    from cleveragents.graph.hierarchy import rebuild_closure
     from cleveragents.tbox.modules import replace_graph
 
     engine.commit(CommitRequest(add=[(ex("m"), TYPE, MODULE), (ex("m"), CALLS, ex("f"))]))

@@ -16,8 +16,9 @@ import pytest
 from cleveragents.graph import history as hist
 from cleveragents.graph import layout
 from cleveragents.graph.commit import CommitEngine, CommitRequest
-from cleveragents.graph.store import PUBLISHING, GraphStore
-from cleveragents.graph.tbox import TBox
+from cleveragents.graph.hierarchy import TBox
+from cleveragents.graph.layout import PUBLISHING
+from cleveragents.graph.store import GraphStore
 from tests.graph.conftest import CALLS, MODULE, TYPE, ex, open_store
 
 BIG = 60_000
@@ -27,7 +28,7 @@ WRITER = textwrap.dedent(
     import sys, pyoxigraph as ox
     from tests.graph.conftest import open_store, CALLS, ex
     from cleveragents.graph.commit import CommitEngine, CommitRequest
-    from cleveragents.graph.tbox import TBox
+    from cleveragents.graph.hierarchy import TBox
     store = open_store(__import__("pathlib").Path(sys.argv[1]))
     engine = CommitEngine(store, TBox.from_store(store.raw), None)
     old = [(ex(f"s{i}"), CALLS, ex(f"o{i}")) for i in range({big})]

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from cleveragents.graph import history as hist
 from cleveragents.graph import layout
 from cleveragents.graph.commit import CommitEngine, CommitRequest
+from cleveragents.graph.hierarchy import TBox, rebuild_closure
 from cleveragents.graph.store import GraphStore
-from cleveragents.graph.tbox import TBox, rebuild_closure
 from cleveragents.tbox.modules import replace_graph
 from tests.graph.conftest import CALLABLE, CALLS, DEPENDS, IMPORTS, MINI_ONTOLOGY, MODULE, TYPE, ex
 

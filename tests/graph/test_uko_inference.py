@@ -10,15 +10,15 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
+from cleveragents import iris
 from cleveragents.graph import history as hist
 from cleveragents.graph import layout
 from cleveragents.graph.uko_inference import DERIVED_PREDICATES, RESOLVED_BY
-from cleveragents.indexing import emit
+from cleveragents.graph.workspace import Workspace
 from cleveragents.indexing.indexer import IndexSummary
 from cleveragents.indexing.plugins import load_analyzers
 from cleveragents.services import graph_service, indexing, resources
 from cleveragents.services.resources import ResourceInfo
-from cleveragents.services.workspace import Workspace
 from cleveragents.terms import ID, UKO
 
 MODELS = '''"""Models; the settings live in config/settings.toml, and models.py is this file."""
@@ -112,11 +112,11 @@ def indexed(ws: Workspace, tree: Path) -> Iterator[ResourceInfo]:
 
 
 def node(info: ResourceInfo, path: str, key: str = "") -> str:
-    return emit.file_iri(info.ulid, path, key)
+    return iris.file_iri(info.ulid, path, key)
 
 
 def directory(info: ResourceInfo, path: str) -> str:
-    return emit.directory_iri(info.ulid, path)
+    return iris.directory_iri(info.ulid, path)
 
 
 def select(ws: Workspace, query: str, as_of: int | None = None) -> list[tuple[str, ...]]:

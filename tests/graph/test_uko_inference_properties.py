@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from cleveragents.graph import history as hist
 from cleveragents.graph import layout
 from cleveragents.graph.commit import CommitEngine, CommitRequest
+from cleveragents.graph.hierarchy import TBox, rebuild_closure
 from cleveragents.graph.store import GraphStore
-from cleveragents.graph.tbox import TBox, rebuild_closure
 from cleveragents.graph.uko_inference import DERIVED_PREDICATES, IMPLICIT_EDGES, RESOLVED_BY
 from cleveragents.tbox.modules import load_ontology
 from cleveragents.terms import RDF_TYPE, UKO, UKO_CODE, UKO_PY

@@ -11,8 +11,8 @@ import pytest
 
 from cleveragents.errors import ShapeViolationError
 from cleveragents.graph.commit import CommitRequest
+from cleveragents.graph.workspace import Workspace
 from cleveragents.services import graph_service, projects, resources
-from cleveragents.services.workspace import Workspace
 
 CA = "https://cleveragents.ai/ontology/ca#"
 TYPE = ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")

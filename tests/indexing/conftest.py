@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from cleveragents.graph.workspace import Workspace
 from cleveragents.indexing.indexer import IndexSummary
 from cleveragents.indexing.plugins import AnalyzerSet, load_analyzers
 from cleveragents.services import indexing, resources
 from cleveragents.services.resources import ResourceInfo
-from cleveragents.services.workspace import Workspace
 
 PLUGINS = Path(__file__).parent / "plugins"
 

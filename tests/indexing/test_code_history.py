@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from cleveragents import iris
+from cleveragents.graph import named_queries
 from cleveragents.graph.history import resolve_revision
-from cleveragents.indexing import emit
-from cleveragents.services import indexing, named_queries, renderings
+from cleveragents.indexing import emit, renderings
+from cleveragents.services import indexing
 from corpora.fetch import corpus_dir
 
 from .test_git_history import git
@@ -61,7 +63,7 @@ def revision_of(ws, sha: str) -> int:
 
 def test_as_of_a_sha_shows_that_release(ws, replayed):
     info, shas = replayed
-    node = emit.file_iri(info.ulid, "requests/__version__.py")
+    node = iris.file_iri(info.ulid, "requests/__version__.py")
     seen = set()
     for version, sha in shas.items():
         release = corpus_dir(f"requests-{version}")
@@ -90,7 +92,7 @@ def test_entities_changed_between_releases(ws, replayed):
 
 def test_signature_history_and_change_statistics(ws, replayed):
     info, shas = replayed
-    send = emit.file_iri(info.ulid, "requests/adapters.py", "HTTPAdapter.send")
+    send = iris.file_iri(info.ulid, "requests/adapters.py", "HTTPAdapter.send")
     history = select(ws, "signature-history", {"callable": send})
     assert history and all(r["signature"].startswith("def send(") for r in history)
     assert history[0]["fromSha"] == shas["2.31.0"]
@@ -104,12 +106,12 @@ def test_signature_history_and_change_statistics(ws, replayed):
 def test_rendering_any_revision_from_stored_content(ws, replayed):
     info, shas = replayed
     analyzers = indexing.analyzer_set()
-    iri = emit.file_iri(info.ulid, "requests/__version__.py")
+    iri = iris.file_iri(info.ulid, "requests/__version__.py")
     old = renderings.render(ws, iri, "FULL_SOURCE", analyzers, as_of=shas["2.31.0"][:12])
     new = renderings.render(ws, iri, "FULL_SOURCE", analyzers)
     assert '__version__ = "2.31.0"' in old.text
     assert '__version__ = "2.32.3"' in new.text
-    send = emit.file_iri(info.ulid, "requests/adapters.py", "HTTPAdapter.send")
+    send = iris.file_iri(info.ulid, "requests/adapters.py", "HTTPAdapter.send")
     signatures = renderings.render(ws, send, "SIGNATURES", analyzers)
     assert signatures.text.lstrip().startswith("def send(") and "return" not in signatures.text
     full = renderings.render(ws, send, "FULL_SOURCE", analyzers)

@@ -7,6 +7,7 @@ from urllib.parse import quote
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cleveragents import iris
 from cleveragents.indexing import emit
 from cleveragents.indexing.model import Entity, FileAnalysis, SourceFile, Span
 from cleveragents.terms import UKO_INFRA
@@ -26,20 +27,20 @@ def test_secret_entities_get_no_content_hash():
 
 
 def test_iris_round_trip_through_split():
-    iri = emit.file_iri("01ABC", "src/a b/mod.py", "Klass.method~2")
+    iri = iris.file_iri("01ABC", "src/a b/mod.py", "Klass.method~2")
     assert " " not in iri
-    assert emit.split_iri(iri) == ("01ABC", "src/a b/mod.py", "Klass.method~2")
-    assert emit.split_iri(emit.directory_iri("01ABC", "src")) == ("01ABC", "src", "")
-    assert emit.split_iri("https://example.org/x") is None
+    assert iris.split_iri(iri) == ("01ABC", "src/a b/mod.py", "Klass.method~2")
+    assert iris.split_iri(iris.directory_iri("01ABC", "src")) == ("01ABC", "src", "")
+    assert iris.split_iri("https://example.org/x") is None
 
 
 @given(st.text())
 def test_iris_quote_exactly_as_urllib_does(text):
     """The pass-through for names with nothing to quote changes no IRI."""
-    assert emit.entity_iri("https://example.org/f", text) == (
-        f"https://example.org/f#{quote(text, safe=emit._IRI_SAFE)}" if text else "https://example.org/f"
+    assert iris.entity_iri("https://example.org/f", text) == (
+        f"https://example.org/f#{quote(text, safe=iris.IRI_SAFE)}" if text else "https://example.org/f"
     )
-    assert emit.split_iri(emit.file_iri("01ABC", text or "x", text)) == ("01ABC", (text or "x").rstrip("/"), text)
+    assert iris.split_iri(iris.file_iri("01ABC", text or "x", text)) == ("01ABC", (text or "x").rstrip("/"), text)
 
 
 def test_literals_escape_what_n_triples_needs():

@@ -8,7 +8,9 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
+from cleveragents import iris
 from cleveragents.indexing import emit
+from cleveragents.indexing.content import content_store
 from cleveragents.indexing.indexer import IndexOptions
 from cleveragents.indexing.plugins import load_analyzers
 from cleveragents.services import indexing
@@ -35,11 +37,11 @@ def test_first_index_writes_entities_with_provenance_and_linked_edges(ws, tree, 
         {"path": "pkg/c.outline", "range": "1:0-1:8", "hash": emit.content_hash(b"def deep"), "res": info.iri}
     ]
     # Directories are packages that contain their files; the root contains pkg/.
-    members = rows(ws, f"SELECT ?m WHERE {{ <{emit.directory_iri(info.ulid, '')}> uko:contains ?m }}")
+    members = rows(ws, f"SELECT ?m WHERE {{ <{iris.directory_iri(info.ulid, '')}> uko:contains ?m }}")
     assert {m["m"] for m in members} == {
-        emit.file_iri(info.ulid, "a.outline"),
-        emit.file_iri(info.ulid, "b.outline"),
-        emit.directory_iri(info.ulid, "pkg"),
+        iris.file_iri(info.ulid, "a.outline"),
+        iris.file_iri(info.ulid, "b.outline"),
+        iris.directory_iri(info.ulid, "pkg"),
     }
 
 
@@ -71,7 +73,7 @@ def test_editing_one_file_revises_its_entities_and_relinks_referrers(ws, tree, a
     write(tree, {"a.outline": "def  main\ncall b.assist\ndef unused\n"})
     third = run_index(info)
     assert third.entities_changed >= 1 and third.entities_added == 0
-    main = emit.file_iri(info.ulid, "a.outline", "main")
+    main = iris.file_iri(info.ulid, "a.outline", "main")
     revisions = rows(
         ws, f"SELECT ?r ?cur ?kind WHERE {{ ?r ca:revisionOf <{main}> ; uko:isCurrent ?cur ; ca:changeKind ?kind }}"
     )
@@ -88,7 +90,7 @@ def test_deleted_files_are_closed_not_erased(ws, tree, add_resource, run_index):
     deep = "SELECT ?e WHERE { ?e uko:name 'deep' }"
     assert rows(ws, deep) == []
     assert len(rows(ws, deep, as_of=first.revision)) == 1
-    pkg = emit.directory_iri(info.ulid, "pkg")
+    pkg = iris.directory_iri(info.ulid, "pkg")
     assert rows(ws, f"SELECT ?t WHERE {{ <{pkg}> a ?t }}") == []
 
 
@@ -118,7 +120,7 @@ def test_bad_files_are_skipped_with_reasons_and_never_abort(ws, tmp_path, add_re
     assert [(e.path, "CRASH" in e.message) for e in summary.errors] == [("crash.outline", True)]
     assert summary.parse_problems == {"broken.outline": 1}
     assert {r["n"] for r in rows(ws, "SELECT ?n WHERE { ?e a uko-code:Function ; uko:name ?n }")} == {"fine", "half"}
-    broken = emit.file_iri(info.ulid, "broken.outline")
+    broken = iris.file_iri(info.ulid, "broken.outline")
     problems = rows(ws, f"SELECT ?c ?m WHERE {{ <{broken}> ca:parseErrorCount ?c ; ca:parseError ?m }}")
     assert problems == [{"c": "1", "m": "2:0-2:13 unknown statement 'nonsense'"}]
 
@@ -139,7 +141,7 @@ def test_large_files_get_a_file_node_only(ws, tmp_path, add_resource, run_index)
     write(root, {"big.outline": "def x\n" * 100, "small.outline": "def y\n"})
     info = add_resource(root)
     run_index(info, options=IndexOptions(max_file_bytes=100))
-    big = emit.file_iri(info.ulid, "big.outline")
+    big = iris.file_iri(info.ulid, "big.outline")
     assert rows(ws, f"SELECT ?why WHERE {{ <{big}> ca:skippedReason ?why }}") == [
         {"why": "larger than the analysis limit (600 bytes)"}
     ]
@@ -190,7 +192,7 @@ def test_user_analyzers_come_before_builtins_and_bad_plugins_are_reported(tmp_pa
 def test_content_is_stored_once_per_hash(ws, tree, add_resource, run_index):
     info = add_resource(tree)
     run_index(info)
-    store = indexing.content_store(ws)
+    store = content_store(ws)
     data = (tree / "a.outline").read_bytes()
     assert store.get(emit.content_hash(data)) == data
     blobs = [p for p in (ws.data_dir / "content").rglob("*") if p.is_file()]

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from cleveragents import iris
 from cleveragents.graph.store import GraphStore
-from cleveragents.indexing import emit
 from corpora.fetch import corpus_dir
 
 AGENTS = [sys.executable, "-c", "import sys; from cleveragents.cli.main import run; sys.exit(run())"]
@@ -44,7 +44,7 @@ def graph_content(env: dict[str, str]) -> set[tuple[str, str, str]]:
     rows = json.loads(done.stdout)["data"]["results"]
     out = set()
     for row in rows:
-        ulid, path, key = emit.split_iri(row["s"][1:-1])  # type: ignore[misc]
+        ulid, path, key = iris.split_iri(row["s"][1:-1])  # type: ignore[misc]
         out.add((f"{path}#{key}", row["p"], row["o"].replace(ulid, "R")))
     return out
 

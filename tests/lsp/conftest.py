@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from cleveragents.graph.workspace import Workspace
 from cleveragents.lsp.builtins import TOOLS_DIR_ENV
-from cleveragents.services.workspace import Workspace
 
 
 @pytest.fixture(scope="session")

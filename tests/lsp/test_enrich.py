@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from cleveragents.graph.workspace import Workspace
 from cleveragents.indexing.indexer import IndexSummary
 from cleveragents.services import indexing, lsp_registry, resources
 from cleveragents.services.resources import ResourceInfo
-from cleveragents.services.workspace import Workspace
 
 A = """def helper(value):
     return value * 2

@@ -8,9 +8,9 @@ import shutil
 
 import pytest
 
+from cleveragents.graph.workspace import Workspace
 from cleveragents.indexing.indexer import IndexSummary
 from cleveragents.services import indexing, resources
-from cleveragents.services.workspace import Workspace
 from cleveragents.terms import UKO, UKO_CODE
 from corpora.fetch import corpus_dir
 

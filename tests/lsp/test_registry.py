@@ -29,11 +29,11 @@ from cleveragents.errors import (
     ValidationError,
 )
 from cleveragents.graph.commit import CommitRequest
+from cleveragents.graph.workspace import Workspace
 from cleveragents.lsp import builtins
 from cleveragents.lsp.builtins import BASEDPYRIGHT, BUILTINS, JEDI, TYPESCRIPT
 from cleveragents.lsp.registry import CAPABILITIES, LSPServerEntry, capabilities_from_initialize, interpolate
 from cleveragents.services import graph_service, lsp_registry
-from cleveragents.services.workspace import Workspace
 from cleveragents.terms import CA, ID
 
 ConfigFile = Callable[[str, str], Path]

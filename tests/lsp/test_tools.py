@@ -22,13 +22,13 @@ from cleveragents.errors import (
     UsageError,
     ValidationError,
 )
+from cleveragents.graph.workspace import Workspace
 from cleveragents.lsp import builtins
 from cleveragents.lsp.client import ServerLaunch
 from cleveragents.lsp.registry import CAPABILITIES
 from cleveragents.lsp.runtime import LSPRuntime
 from cleveragents.lsp.tools import SCHEMA_DIALECT, TOOLS, LSPToolAdapter, ServerBinding, find_tool
 from cleveragents.services import lsp_registry, lsp_tools, resources
-from cleveragents.services.workspace import Workspace
 from corpora.fetch import corpus_dir
 
 # The spec's table ("LSP Capability Exposure"), in its order.

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from functools import cache
 
 from cleveragents.errors import NotFoundError, UsageError
-from cleveragents.tbox.closure import superclasses
+from cleveragents.tbox.closure import most_specific_type
 from cleveragents.tbox.detail_levels import effective_levels, resolve_depth
 from cleveragents.tbox.modules import list_modules
 
@@ -59,12 +59,6 @@ def validate_depth(depth: int | str) -> int | str:
     if text not in all_level_names():
         raise _unknown(text, all_level_names(), "")
     return text
-
-
-def most_specific_type(types: Iterable[str]) -> str | None:
-    """The asserted class with the deepest ancestry: its map is the most specific."""
-    ordered = sorted(set(types))
-    return max(ordered, key=lambda t: len(superclasses(t))) if ordered else None
 
 
 def resolve_for_types(types: Iterable[str], depth: int | str) -> int:

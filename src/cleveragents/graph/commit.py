@@ -26,20 +26,22 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
-from urllib.parse import quote
 
 import pyoxigraph as ox
 from ulid import ULID
 
 from cleveragents.errors import CleverAgentsError, ShapeViolationError, ValidationError
 from cleveragents.graph import layout
+from cleveragents.graph.hierarchy import TBox
 from cleveragents.graph.inference import InferenceDelta, infer, rederive_all
+from cleveragents.graph.ntriples import load_ntriples, ntriples
 from cleveragents.graph.publish import publish
 from cleveragents.graph.revisions import TEMPORAL_PREDICATES, derive_revisions
-from cleveragents.graph.store import GraphStore, load_ntriples, ntriples, syntax_error
-from cleveragents.graph.tbox import TBox
+from cleveragents.graph.store import GraphStore, syntax_error
 from cleveragents.graph.uko_inference import IMPLICIT_EDGES, UkoInferenceEngine
-from cleveragents.terms import CA, GENID, ID, PROV, RDF_TYPE, XSD
+from cleveragents.iris import agent_iri, commit_iri
+from cleveragents.terms import GENID, PROV, RDF_TYPE, XSD
+from cleveragents.vocabulary import ca
 
 Triple = tuple[Any, Any, Any]
 
@@ -95,7 +97,7 @@ class CommitResult:
 
 
 def commit_node(revision: int) -> ox.NamedNode:
-    return ox.NamedNode(f"{ID}commit/{revision}")
+    return ox.NamedNode(commit_iri(revision))
 
 
 def _has_blank_node_term(data: bytes) -> bool:
@@ -109,7 +111,7 @@ def _has_blank_node_term(data: bytes) -> bool:
 
 def agent_node(name: str) -> ox.NamedNode:
     """The agent's IRI; names such as 'Ada <ada@example.org>' (git authors) are percent-encoded."""
-    return ox.NamedNode(f"{ID}agent/{quote(name, safe='@._-~')}")
+    return ox.NamedNode(agent_iri(name))
 
 
 class CommitEngine:
@@ -378,19 +380,19 @@ def _activity(
     stamp = ox.Literal(when.isoformat().replace("+00:00", "Z"), datatype=ox.NamedNode(XSD + "dateTime"))
     integer = ox.NamedNode(XSD + "integer")
     out: list[Triple] = [
-        (node, ox.NamedNode(RDF_TYPE), ox.NamedNode(CA + "Commit")),
+        (node, ox.NamedNode(RDF_TYPE), ox.NamedNode(ca.Commit)),
         (node, ox.NamedNode(RDF_TYPE), ox.NamedNode(PROV + "Activity")),
-        (node, ox.NamedNode(CA + "revision"), ox.Literal(str(rev), datatype=integer)),
+        (node, ox.NamedNode(ca.revision), ox.Literal(str(rev), datatype=integer)),
         (node, ox.NamedNode(PROV + "startedAtTime"), stamp),
         (node, ox.NamedNode(PROV + "wasAssociatedWith"), agent),
-        (node, ox.NamedNode(CA + "cause"), ox.Literal(request.cause)),
-        (node, ox.NamedNode(CA + "message"), ox.Literal(request.message)),
-        (node, ox.NamedNode(CA + "addedCount"), ox.Literal(str(added), datatype=integer)),
-        (node, ox.NamedNode(CA + "removedCount"), ox.Literal(str(len(removals)), datatype=integer)),
+        (node, ox.NamedNode(ca.cause), ox.Literal(request.cause)),
+        (node, ox.NamedNode(ca.message), ox.Literal(request.message)),
+        (node, ox.NamedNode(ca.addedCount), ox.Literal(str(added), datatype=integer)),
+        (node, ox.NamedNode(ca.removedCount), ox.Literal(str(len(removals)), datatype=integer)),
         (agent, ox.NamedNode(RDF_TYPE), ox.NamedNode(PROV + "Agent")),
     ]
     if request.external_id:
-        out.append((node, ox.NamedNode(CA + "externalId"), ox.Literal(request.external_id)))
+        out.append((node, ox.NamedNode(ca.externalId), ox.Literal(request.external_id)))
     return out
 
 

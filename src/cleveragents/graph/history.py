@@ -13,7 +13,7 @@ import pyoxigraph as ox
 from cleveragents.errors import NotFoundError, ValidationError
 from cleveragents.graph.revisions import TEMPORAL_PREDICATES
 from cleveragents.graph.store import GraphStore
-from cleveragents.terms import ID
+from cleveragents.iris import AGENT_BASE, COMMIT_BASE
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ def is_bookkeeping(triple: tuple) -> bool:
     """Commit records, agents, revision nodes and temporal metadata (not content)."""
     subject = triple[0].value
     return (
-        subject.startswith((ID + "commit/", ID + "agent/"))
+        subject.startswith((COMMIT_BASE, AGENT_BASE))
         or bool(_REVISION_NODE.search(subject))
         or triple[1].value in TEMPORAL_PREDICATES
     )

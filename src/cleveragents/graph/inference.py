@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 import pyoxigraph as ox
 
 from cleveragents.graph import layout
+from cleveragents.graph.hierarchy import TBox
 from cleveragents.graph.store import GraphStore
-from cleveragents.graph.tbox import TBox
 from cleveragents.terms import RDF_TYPE
 
 TYPE = ox.NamedNode(RDF_TYPE)

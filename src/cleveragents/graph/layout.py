@@ -22,6 +22,9 @@ from typing import Final, Literal
 
 from pyoxigraph import DefaultGraph, NamedNode
 
+from cleveragents.terms import ID
+from cleveragents.vocabulary import ca
+
 GRAPH_BASE: Final = "https://cleveragents.ai/graph/"
 OPEN: Final = "open"
 
@@ -32,7 +35,11 @@ ONTOLOGY = NamedNode(GRAPH_BASE + "ontology")
 TBOX_CLOSURE = NamedNode(GRAPH_BASE + "tbox-closure")
 SHAPES = NamedNode(GRAPH_BASE + "shapes")
 META = NamedNode(GRAPH_BASE + "meta")
-STORE_NODE = NamedNode("https://cleveragents.ai/id/store")
+STORE_NODE = NamedNode(ID + "store")
+# META predicates of the store node: the last published revision, and the revision whose
+# publication was started and not finished (the redo record, see graph/publish.py).
+HEAD = NamedNode(ca.headRevision)
+PUBLISHING = NamedNode(ca.publishingRevision)
 
 Family = Literal["iv", "inf", "stage"]
 

@@ -19,11 +19,17 @@ Readers never open a store while the intent is set (see GraphStore.open_read_onl
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pyoxigraph as ox
 
 from cleveragents.graph import layout
-from cleveragents.graph.store import HEAD, PUBLISHING, GraphStore, load_ntriples
+from cleveragents.graph.layout import HEAD, PUBLISHING
+from cleveragents.graph.ntriples import load_ntriples
 from cleveragents.terms import CA, XSD
+
+if TYPE_CHECKING:  # the store calls finish_publication when it opens: no import back at run time
+    from cleveragents.graph.store import GraphStore
 
 
 def publish(store: GraphStore, rev: int, *, loaded: tuple[bytes, list[ox.Quad]] | None = None) -> None:

@@ -30,20 +30,22 @@ import pyoxigraph as ox
 
 from cleveragents.graph import layout
 from cleveragents.graph.store import GraphStore
-from cleveragents.terms import CA, PROV, RDF_TYPE, UKO, XSD
+from cleveragents.iris import commit_iri
+from cleveragents.terms import PROV, RDF_TYPE, UKO, XSD
+from cleveragents.vocabulary import ca, uko
 
 TYPE = ox.NamedNode(RDF_TYPE)
-CONTENT_HASH = ox.NamedNode(UKO + "contentHash")
-SYNTAX_FINGERPRINT = ox.NamedNode(CA + "syntaxFingerprint")
-CHANGE_KIND = ox.NamedNode(CA + "changeKind")
-IS_CURRENT = ox.NamedNode(UKO + "isCurrent")
-VALID_FROM = ox.NamedNode(UKO + "validFrom")
-VALID_UNTIL = ox.NamedNode(UKO + "validUntil")
-IS_REVISION_OF = ox.NamedNode(UKO + "isRevisionOf")
-REVISION_OF = ox.NamedNode(CA + "revisionOf")
+CONTENT_HASH = ox.NamedNode(uko.contentHash)
+SYNTAX_FINGERPRINT = ox.NamedNode(ca.syntaxFingerprint)
+CHANGE_KIND = ox.NamedNode(ca.changeKind)
+IS_CURRENT = ox.NamedNode(uko.isCurrent)
+VALID_FROM = ox.NamedNode(uko.validFrom)
+VALID_UNTIL = ox.NamedNode(uko.validUntil)
+IS_REVISION_OF = ox.NamedNode(uko.isRevisionOf)
+REVISION_OF = ox.NamedNode(ca.revisionOf)
 TRUE = ox.Literal("true", datatype=ox.NamedNode(XSD + "boolean"))
 FALSE = ox.Literal("false", datatype=ox.NamedNode(XSD + "boolean"))
-INFORMATION_UNIT = ox.NamedNode(UKO + "InformationUnit")
+INFORMATION_UNIT = ox.NamedNode(uko.InformationUnit)
 # The node-level temporal metadata revisions maintain; not content.
 TEMPORAL_PREDICATES = frozenset(UKO + n for n in ("validFrom", "validUntil", "isCurrent", "isRevisionOf"))
 
@@ -86,7 +88,7 @@ def derive_revisions(
     removed_keys = set(removals)
     text_changes = _text_changes(raw, added_g, removals.values())
     stamp = ox.Literal(when.isoformat().replace("+00:00", "Z"), datatype=ox.NamedNode(XSD + "dateTime"))
-    commit = ox.NamedNode(f"https://cleveragents.ai/id/commit/{rev}")
+    commit = ox.NamedNode(commit_iri(rev))
     adds: list[Triple] = []
     closes: list[ox.Quad] = []
     for entity in sorted(touched, key=lambda n: n.value):
@@ -114,7 +116,7 @@ def derive_revisions(
             kind = "added"
         node = revision_node(entity, rev)
         adds += [
-            (node, TYPE, ox.NamedNode(CA + "EntityRevision")),
+            (node, TYPE, ox.NamedNode(ca.EntityRevision)),
             (node, REVISION_OF, entity),
             (node, CHANGE_KIND, ox.Literal(kind)),
             (node, VALID_FROM, stamp),

@@ -14,7 +14,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,12 +23,11 @@ import pyoxigraph as ox
 
 from cleveragents.errors import DatabaseError, QuerySyntaxError, StoreLockedError
 from cleveragents.graph import layout
-from cleveragents.graph.layout import IntervalGraph
+from cleveragents.graph.layout import HEAD, PUBLISHING, IntervalGraph
+from cleveragents.graph.publish import finish_publication
 from cleveragents.graph.sparql_guard import refuse_services
-from cleveragents.terms import CA, PREFIXES
+from cleveragents.terms import PREFIXES
 
-HEAD = ox.NamedNode(CA + "headRevision")
-PUBLISHING = ox.NamedNode(CA + "publishingRevision")
 LOCK_INFO = "writer.json"
 
 
@@ -59,18 +58,34 @@ class GraphStore:
     # -- opening -------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: Path) -> GraphStore:
-        """Open for writing; fails with a message naming the holder when locked."""
+    def open(cls, path: Path, *, wait: float = 0.0, on_wait: Callable[[str], None] | None = None) -> GraphStore:
+        """Open for writing. A store held by another writer is retried for ``wait``
+        seconds (writers queue; readers are never blocked), calling ``on_wait`` with
+        "pid N: COMMAND" whenever the holder changes; then StoreLockedError names it."""
         path.mkdir(parents=True, exist_ok=True)
-        try:
-            store = ox.Store(str(path / "oxigraph"))
-        except OSError as exc:
-            if "lock" in str(exc).lower():
+        deadline = time.monotonic() + max(0.0, wait)
+        announced: str | None = None
+        while True:
+            try:
+                store = ox.Store(str(path / "oxigraph"))
+                break
+            except OSError as exc:
+                if "lock" not in str(exc).lower():
+                    raise DatabaseError(f"cannot open the store at {path}: {exc}") from None
+            if time.monotonic() >= deadline:
+                waited = f" (waited {wait:g} s)" if wait > 0 else ""
                 raise StoreLockedError(
-                    f"the store at {path} is held by another writer: {_describe_holder(path)}",
-                    suggestions=["wait for it to finish, or run read-only commands meanwhile"],
+                    f"the store at {path} is held by another writer: {_describe_holder(path)}{waited}",
+                    suggestions=[
+                        "wait for it to finish (--wait SECONDS, config store.writer_wait), "
+                        "or run read-only commands meanwhile"
+                    ],
                 ) from None
-            raise DatabaseError(f"cannot open the store at {path}: {exc}") from None
+            holder = holder_summary(path)
+            if on_wait is not None and holder != announced:
+                on_wait(holder)
+                announced = holder
+            time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
         _write_holder(path)
         opened = cls(path, store, writable=True)
         opened.discard_unpublished()
@@ -166,6 +181,31 @@ class GraphStore:
         row = next(iter(self.raw.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }}")))
         return int(row["n"].value)
 
+    def graph_quads(self, graph: ox.NamedNode | ox.DefaultGraph | None = None) -> Iterator[ox.Quad]:
+        """Every quad of one graph (every graph when None), whatever its interval: the
+        ontology (``layout.ONTOLOGY``), the shapes, the store's META, one interval graph."""
+        return iter(self.raw.quads_for_pattern(None, None, None, graph))
+
+    def ontology_triples(self) -> list[ox.Triple]:
+        """The loaded ontology modules (the TBox), as triples."""
+        return [quad.triple for quad in self.graph_quads(layout.ONTOLOGY)]
+
+    def published_quads(self) -> Iterator[ox.Quad]:
+        """Every quad of every graph, history included, except graphs of a commit that is
+        not published (in flight or abandoned): the store's full dump."""
+        head = self.head
+        for quad in self.graph_quads():
+            graph = quad.graph_name
+            interval = layout.parse_graph(graph) if isinstance(graph, ox.NamedNode) else None
+            if interval is None or interval.published(head):
+                yield quad
+
+    def asserted_view(self) -> View:
+        """The live asserted triples only (the current-state mirror): no inferences, no
+        ontology. A writer diffs its new output against this state, and a pattern such as
+        ``?s ?p ?o`` over it returns only what was asserted."""
+        return View(self.head, (layout.LIVE,))
+
     def view(self, revision: int | None = None, *, inferred: bool = True) -> View:
         """The graphs valid at ``revision`` (default: the head), plus the ontology.
 
@@ -195,8 +235,6 @@ class GraphStore:
 
     def discard_unpublished(self) -> None:
         """Recover after a crash: finish a started publication, drop any other leftovers."""
-        from cleveragents.graph.publish import finish_publication
-
         if self.publishing is not None:
             finish_publication(self, self.publishing)
         head = self.head
@@ -254,25 +292,6 @@ class GraphStore:
         return sum(f.stat().st_size for f in root.rglob("*") if f.is_file()) if root.is_dir() else 0
 
 
-def ntriples(triples: Iterable[tuple[Any, Any, Any]]) -> bytes:
-    """N-Triples text of pyoxigraph terms (their ``str`` is their N-Triples form).
-
-    Loading text is the cheap way to write many triples: building a ``Quad`` per triple
-    in Python costs several microseconds each (every term is converted)."""
-    return "".join(f"{s} {p} {o} .\n" for s, p, o in triples).encode()
-
-
-def load_ntriples(raw: ox.Store, body: bytes, graph: ox.NamedNode | ox.DefaultGraph) -> None:
-    """Write N-Triples into one graph; a big body goes through ``bulk_load``, which is not
-    atomic, so callers write only graphs no view reads yet or redo-able steps."""
-    if not body:
-        return
-    if len(body) > 2_000_000:
-        raw.bulk_load(body, ox.RdfFormat.N_TRIPLES, to_graph=graph)
-    else:
-        raw.load(body, ox.RdfFormat.N_TRIPLES, to_graph=graph)
-
-
 def syntax_error(exc: SyntaxError, what: str) -> QuerySyntaxError:
     """Turn Oxigraph's parser message into an error with 1-based line and column."""
     text = str(exc)
@@ -289,7 +308,7 @@ def _write_holder(path: Path) -> None:
     info = {
         "pid": os.getpid(),
         "host": socket.gethostname(),
-        "command": " ".join(sys.argv) or sys.executable,
+        "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]) if sys.argv else sys.executable,
         "since": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
     tmp = path / (LOCK_INFO + ".tmp")
@@ -297,9 +316,25 @@ def _write_holder(path: Path) -> None:
     tmp.replace(path / LOCK_INFO)
 
 
-def _describe_holder(path: Path) -> str:
+def _read_holder(path: Path) -> dict[str, Any] | None:
     try:
         info = json.loads((path / LOCK_INFO).read_text())
     except (OSError, ValueError):
+        return None
+    return info if isinstance(info, dict) else None
+
+
+def holder_summary(path: Path) -> str:
+    """ "pid N: COMMAND" of the writer holding the store (as it recorded itself)."""
+    info = _read_holder(path)
+    if info is None:
+        return "an unknown process"
+    command = str(info.get("command"))
+    return f"pid {info.get('pid')}: {command if len(command) <= 120 else command[:117] + '...'}"
+
+
+def _describe_holder(path: Path) -> str:
+    info = _read_holder(path)
+    if info is None:
         return "an unknown process"
     return f"pid {info.get('pid')} on {info.get('host')} ({info.get('command')}, since {info.get('since')})"

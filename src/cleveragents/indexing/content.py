@@ -13,6 +13,7 @@ import zlib
 from pathlib import Path
 
 from cleveragents.errors import NotFoundError
+from cleveragents.graph.workspace import Workspace
 
 
 class ContentStore:
@@ -48,3 +49,8 @@ class ContentStore:
                 f"content {digest} is not in the content store {self.root}",
                 suggestions=["agents index --full RESOURCE (re-reads the files)"],
             ) from None
+
+
+def content_store(ws: Workspace) -> ContentStore:
+    """The content store of a data dir (beside its graph store)."""
+    return ContentStore(ws.data_dir / "content")

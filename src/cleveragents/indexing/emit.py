@@ -7,63 +7,18 @@ hundreds of thousands of triples and the commit engine bulk-loads N-Triples anyw
 from __future__ import annotations
 
 import hashlib
-import re
-from urllib.parse import quote, unquote
 
-from cleveragents.terms import CA, ID, RDF_TYPE, UKO, UKO_INFRA, XSD
+from cleveragents.iris import edge_iri, file_iri
+from cleveragents.terms import CA, RDF_REIFIES, RDF_TYPE, UKO, XSD
+from cleveragents.vocabulary import uko, uko_infra
 
 from .model import FileAnalysis, Problem, SourceFile, Value
 
-SOURCE_BASE = ID + "src/"
-EDGE_BASE = ID + "edge/"
-REIFIES = "http://www.w3.org/1999/02/22-rdf-syntax-ns#reifies"
-CONTAINS = UKO + "contains"
+CONTAINS = uko.contains
 
-_IRI_SAFE = "/._-~:()*,!$&'+;=@"
-# Text made only of characters ``quote`` leaves alone: most names and paths, passed through
-# without urllib's per-character work (an incremental run builds IRIs for every symbol).
-_NOTHING_TO_QUOTE = re.compile(r"[A-Za-z0-9/._\-~:()*,!$&'+;=@]*").fullmatch
 # Values that mark an entity's text as secret: its content hash is withheld, because a
 # hash of a short secret can be brute-forced offline.
-SECRET_FLAGS = (UKO_INFRA + "isSecret",)
-
-
-def resource_base(resource_ulid: str) -> str:
-    return f"{SOURCE_BASE}{resource_ulid}/"
-
-
-def file_iri(resource_ulid: str, path: str, key: str = "") -> str:
-    """IRI of a file's node (``key == ""``) or of an entity in it."""
-    return entity_iri(resource_base(resource_ulid) + _quote(path), key)
-
-
-def entity_iri(file_node: str, key: str) -> str:
-    """IRI of the entity ``key`` of the file whose node is ``file_node`` (one quoting of the path per file)."""
-    return f"{file_node}#{_quote(key)}" if key else file_node
-
-
-def directory_iri(resource_ulid: str, path: str) -> str:
-    """IRI of a directory (package) node; ``""`` is the resource root."""
-    return resource_base(resource_ulid) + (_quote(path) + "/" if path else "")
-
-
-def _quote(text: str) -> str:
-    return text if _NOTHING_TO_QUOTE(text) else quote(text, safe=_IRI_SAFE)
-
-
-def split_iri(iri: str) -> tuple[str, str, str] | None:
-    """``(resource_ulid, path, key)`` of a source IRI, or None for other IRIs."""
-    if not iri.startswith(SOURCE_BASE):
-        return None
-    ulid, _, rest = iri[len(SOURCE_BASE) :].partition("/")
-    path, _, key = rest.partition("#")
-    return ulid, unquote(path).rstrip("/"), unquote(key)
-
-
-def edge_iri(subject: str, predicate: str, obj: str) -> str:
-    """The reifier of one edge: stable, so re-indexing the same edge writes nothing."""
-    digest = hashlib.sha1(f"{subject} {predicate} {obj}".encode(), usedforsecurity=False).hexdigest()
-    return f"{EDGE_BASE}{digest[:24]}"
+SECRET_FLAGS = (uko_infra.isSecret,)
 
 
 def literal(value: Value) -> str:
@@ -90,7 +45,7 @@ def edge_lines(subject: str, predicate: str, obj: str, confidence: float, resolv
     reifier = edge_iri(subject, predicate, obj)
     return [
         f"<{subject}> <{predicate}> <{obj}> .",
-        f"<{reifier}> <{REIFIES}> <<( <{subject}> <{predicate}> <{obj}> )>> .",
+        f"<{reifier}> <{RDF_REIFIES}> <<( <{subject}> <{predicate}> <{obj}> )>> .",
         f"<{reifier}> <{CA}confidence> {decimal(confidence)} .",
         f"<{reifier}> <{CA}resolvedBy> {literal(resolved_by)} .",
     ]

@@ -36,11 +36,14 @@ from typing import Any, Protocol
 
 import pyoxigraph as ox
 
+from cleveragents import iris
 from cleveragents.graph.commit import CommitRequest, CommitResult, Triple
+from cleveragents.graph.ntriples import ntriples
 from cleveragents.graph.revisions import TEMPORAL_PREDICATES
-from cleveragents.graph.store import GraphStore, ntriples
-from cleveragents.services.workspace import WriteSession
-from cleveragents.terms import CA, RDF_TYPE, UKO, UKO_CODE, UKO_PY
+from cleveragents.graph.store import GraphStore
+from cleveragents.graph.workspace import WriteSession
+from cleveragents.terms import RDF_TYPE, UKO, UKO_CODE, UKO_PY
+from cleveragents.vocabulary import ca, uko_code
 
 from . import emit
 from .content import ContentStore
@@ -50,8 +53,8 @@ from .plugins import AnalyzerSet, load_analyzers
 from .reading import SourceFiles, load_fingerprints, read_files, save_fingerprints
 from .sources import Skipped, Snapshot
 
-INDEXED_BY = CA + "indexedBy"
-ENRICHED_BY = CA + "enrichedBy"
+INDEXED_BY = ca.indexedBy
+ENRICHED_BY = ca.enrichedBy
 # Below this many files the process pool costs more than it saves.
 PARALLEL_THRESHOLD = 64
 # "The subject belongs to resource {0}", written as a filter: with the resource as a
@@ -253,7 +256,7 @@ def _analyze(job: tuple[str, bytes]) -> FileResult | FileError:
         lines = emit.entity_lines(analysis, source, _worker_target.ulid, _worker_target.iri)
     except Exception as exc:  # one bad file never aborts a run; it is reported
         return FileError(path, f"{analyzer.name} analyzer failed: {type(exc).__name__}: {exc}")
-    file_node = emit.file_iri(_worker_target.ulid, path)
+    file_node = iris.file_iri(_worker_target.ulid, path)
     lines.append(f"<{file_node}> <{INDEXED_BY}> {emit.literal(analyzer_id(analyzer))} .")
     symbols = tuple((ns, name, e.key) for e in analysis.entities for ns, name in e.symbols)
     hidden = tuple(name for problem in analysis.problems for name in problem.hidden)
@@ -281,8 +284,8 @@ def _outline(analysis: FileAnalysis) -> tuple[OutlineEntry, ...]:
             e.name,
             e.span.start_line,
             e.span.end_line,
-            _is_callable(e.types) and not e.values.get(UKO_CODE + "hasReturnType"),
-            _untyped_parameters(e.values.get(UKO_CODE + "hasParameters")),
+            _is_callable(e.types) and not e.values.get(uko_code.hasReturnType),
+            _untyped_parameters(e.values.get(uko_code.hasParameters)),
         )
         for e in analysis.entities
         if e.span is not None and e.key
@@ -309,7 +312,7 @@ def _file_node_only(analyzer: Analyzer, source: SourceFile) -> FileAnalysis:
     from .model import Entity
 
     node = Entity("", analyzer.file_types(source.path), PurePosixPath(source.path).name)
-    node.add(CA + "skippedReason", f"larger than the analysis limit ({len(source.data)} bytes)")
+    node.add(ca.skippedReason, f"larger than the analysis limit ({len(source.data)} bytes)")
     return FileAnalysis([node])
 
 
@@ -436,7 +439,9 @@ class Indexer:
             r.ntriples = ""  # one copy of the text at a time: big resources hold a lot of it
         # Nothing of this resource is live (not even a directory node left by a run that
         # deleted every file): every IRI the run writes is new.
-        first_index = not live and not self.store.raw.query(f"ASK {{ ?s <{UKO}sourceResource> <{target.iri}> }}")
+        first_index = not live and not self.store.query(
+            f"ASK {{ ?s <{UKO}sourceResource> <{target.iri}> }}", view=self.store.asserted_view()
+        )
         # A directory node only changes when a file appears in it or leaves it (the root
         # also carries the resource's name); a full run rewrites them all.
         scope = None if first_index or full else _ancestors((set(files) - set(live)) | deleted) | {""}
@@ -503,9 +508,10 @@ class Indexer:
 
     def _live_files(self, target: Target) -> dict[str, tuple[str, str]]:
         """path -> (content hash, analyzer id) of the file nodes currently in the graph."""
-        rows = self.store.raw.query(
+        rows = self.store.query(
             f"SELECT ?path ?hash ?by WHERE {{ ?f <{INDEXED_BY}> ?by ; <{UKO}sourcePath> ?path ; "
-            f"<{UKO}contentHash> ?hash ; {_OF_RESOURCE.format(target.iri)} }}"
+            f"<{UKO}contentHash> ?hash ; {_OF_RESOURCE.format(target.iri)} }}",
+            view=self.store.asserted_view(),
         )
         return {row["path"].value: (row["hash"].value, row["by"].value) for row in rows}
 
@@ -563,7 +569,7 @@ class Indexer:
         best: dict[tuple[str, str, str], tuple[float, str]] = {}
         answers = resolved.references if resolved is not None else {}
         for number, reference in enumerate(references):
-            source = emit.file_iri(target.ulid, path, reference.source)
+            source = iris.file_iri(target.ulid, path, reference.source)
             hits = [(iri, confidence, "name-match") for iri, confidence in table.resolve(reference)]
             better = answers.get(number)
             if resolved is not None and reference.position is not None:
@@ -573,7 +579,7 @@ class Indexer:
             if not hits:
                 summary.unresolved += 1
             for iri, confidence, by in hits:
-                if iri == source and reference.predicate != UKO_CODE + "calls":
+                if iri == source and reference.predicate != uko_code.calls:
                     continue
                 key = (source, reference.predicate, iri)
                 if key not in best or confidence > best[key][0]:
@@ -604,13 +610,14 @@ class Indexer:
 
     def _graph_outline(self, target: Target, path: str) -> tuple[OutlineEntry, ...]:
         """The outline of a file this run did not analyze, from its live entities."""
-        rows = self.store.raw.query(
+        rows = self.store.query(
             f"SELECT ?e ?name ?range WHERE {{ ?e <{UKO}sourcePath> {emit.literal(path)} ; "
-            f"<{UKO}sourceRange> ?range ; <{UKO}name> ?name ; {_OF_RESOURCE.format(target.iri)} }}"
+            f"<{UKO}sourceRange> ?range ; <{UKO}name> ?name ; {_OF_RESOURCE.format(target.iri)} }}",
+            view=self.store.asserted_view(),
         )
         out: list[OutlineEntry] = []
         for row in rows:
-            parts = emit.split_iri(row["e"].value)
+            parts = iris.split_iri(row["e"].value)
             if parts is None or not parts[2]:
                 continue
             start, _, end, _ = Span.parse(row["range"].value)
@@ -620,9 +627,10 @@ class Indexer:
     def _unenriched(self, target: Target, files: SourceFiles) -> set[str]:
         if not self.resolvers:
             return set()
-        rows = self.store.raw.query(
+        rows = self.store.query(
             f"SELECT ?path ?by WHERE {{ ?f <{ENRICHED_BY}> ?by ; <{UKO}sourcePath> ?path ; "
-            f"{_OF_RESOURCE.format(target.iri)} }}"
+            f"{_OF_RESOURCE.format(target.iri)} }}",
+            view=self.store.asserted_view(),
         )
         marks: dict[str, set[str]] = {}
         for row in rows:
@@ -677,7 +685,7 @@ class Indexer:
         of these directory nodes of the resource (None: all of them), as canonical N-Triples
         lines.
 
-        Reifier IRIs are derived from the edges (``emit.edge_iri``), so they are fetched by
+        Reifier IRIs are derived from the edges (``iris.edge_iri``), so they are fetched by
         IRI; matching ``rdf:reifies <<( ?s ?p ?o )>>`` would scan every reifier instead.
         """
         not_temporal = ", ".join(f"<{p}>" for p in sorted(TEMPORAL_PREDICATES))
@@ -695,18 +703,18 @@ class Indexer:
                 f"?s ?p ?o . FILTER(?p NOT IN ({not_temporal}))"
             )
         else:
-            values = " ".join(f"<{emit.directory_iri(target.ulid, d)}>" for d in sorted(directories))
+            values = " ".join(f"<{iris.directory_iri(target.ulid, d)}>" for d in sorted(directories))
             lines |= self._construct(
                 f"VALUES ?s {{ {values} }} ?s a <{UKO_CODE}Package> ; ?p ?o . FILTER(?p NOT IN ({not_temporal}))"
             )
-        edges = [emit.edge_iri(*_iris(line)) for line in lines if line.endswith(">") and " <<(" not in line]
+        edges = [iris.edge_iri(*_iris(line)) for line in lines if line.endswith(">") and " <<(" not in line]
         for start in range(0, len(edges), 1000):
             values = " ".join(f"<{iri}>" for iri in edges[start : start + 1000])
             lines |= self._construct(f"VALUES ?s {{ {values} }} ?s ?p ?o")
         return lines
 
     def _construct(self, pattern: str) -> set[str]:
-        result = self.store.raw.query(f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ {pattern} }}")
+        result = self.store.query(f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ {pattern} }}", view=self.store.asserted_view())
         return _lines(ox.serialize(result, format=ox.RdfFormat.N_TRIPLES))
 
     # -- link-data cache -----------------------------------------------------------------
@@ -746,8 +754,8 @@ def symbol_table(target: Target, links: dict[str, LinkData], wanted: set[str] | 
         node = ""
         for namespace, name, key in link.symbols:
             if wanted is None or name in wanted or simple_part(name) in wanted:
-                node = node or emit.file_iri(target.ulid, path)
-                table.define(namespace, name, emit.entity_iri(node, key))
+                node = node or iris.file_iri(target.ulid, path)
+                table.define(namespace, name, iris.entity_iri(node, key))
             else:
                 table.add_root(namespace, name)
     return table
@@ -804,17 +812,17 @@ def _directory_text(target: Target, files: Iterable[str], scope: set[str] | None
         for depth in range(len(parts) - 1):
             parent = "/".join(parts[:depth])
             child = "/".join(parts[: depth + 1])
-            children.setdefault(parent, set()).add(emit.directory_iri(target.ulid, child))
+            children.setdefault(parent, set()).add(iris.directory_iri(target.ulid, child))
             children.setdefault(child, set())
         parent = "/".join(parts[:-1])
-        children.setdefault(parent, set()).add(emit.file_iri(target.ulid, path))
+        children.setdefault(parent, set()).add(iris.file_iri(target.ulid, path))
         if parts[-1] == "__init__.py":
             python_packages.add(parent)
     lines: list[str] = []
     for directory, members in children.items():
         if scope is not None and directory not in scope:
             continue
-        node = emit.directory_iri(target.ulid, directory)
+        node = iris.directory_iri(target.ulid, directory)
         lines.append(f"<{node}> <{RDF_TYPE}> <{UKO_CODE}Package> .")
         if directory in python_packages:
             lines.append(f"<{node}> <{RDF_TYPE}> <{UKO_PY}Package> .")
@@ -854,5 +862,5 @@ def _count_entity_changes(add: set[str], remove: list[ox.Triple], summary: Index
     summary.entities_added = len(typed_added - typed_removed)
     summary.entities_removed = len(typed_removed - typed_added)
     summary.entities_changed = len(
-        {s for s in touched - typed_added - typed_removed if not s.startswith(emit.EDGE_BASE)}
+        {s for s in touched - typed_added - typed_removed if not s.startswith(iris.EDGE_BASE)}
     )

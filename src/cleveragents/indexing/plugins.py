@@ -7,6 +7,7 @@ over files a built-in would handle.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,8 +50,11 @@ def _exported(module: ModuleType, origin: str) -> list[Analyzer]:
 
 
 def builtin_analyzers() -> list[Analyzer]:
-    import cleveragents.analyzers as package
+    """Every module of the top-level ``analyzers/`` folder (``cleveragents.analyzers``).
 
+    Imported by name, as a plugin: analyzers sit above indexing (they implement its
+    protocol), so indexing has no static import of them (see ARCHITECTURE.md)."""
+    package = importlib.import_module("cleveragents.analyzers")
     return [
         a for origin, module in package_modules(package, "analyzer", "analyzers") for a in _exported(module, origin)
     ]

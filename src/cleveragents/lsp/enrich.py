@@ -27,20 +27,22 @@ from urllib.parse import quote, unquote, urlparse
 
 from lsprotocol import types as lsp
 
+from cleveragents import iris
 from cleveragents.indexing import emit
 from cleveragents.indexing.indexer import OutlineEntry, ResolvedFile, Target
 from cleveragents.indexing.model import Reference
 from cleveragents.terms import CA, RDF_TYPE, UKO, UKO_CODE
+from cleveragents.vocabulary import ca, uko_code
 
 from .client import LSPError, ServerGone, ServerLaunch
 from .languages import language_of
 from .runtime import LSPRuntime, ServerHandle
 
-ENRICHED_BY = CA + "enrichedBy"
-TYPES_INFERRED_BY = CA + "typesInferredBy"
-EXTERNAL_SYMBOL = UKO_CODE + "ExternalSymbol"
-DIAGNOSTIC = UKO_CODE + "Diagnostic"
-CALLS = UKO_CODE + "calls"
+ENRICHED_BY = ca.enrichedBy
+TYPES_INFERRED_BY = ca.typesInferredBy
+EXTERNAL_SYMBOL = uko_code.ExternalSymbol
+DIAGNOSTIC = uko_code.Diagnostic
+CALLS = uko_code.calls
 CALLABLE_TYPES = frozenset(UKO_CODE + t for t in ("Function", "Method", "Constructor"))
 OPEN_CHUNK = 200  # documents open at once: the server's memory stays bounded
 DIAGNOSTICS_WAIT = 10.0
@@ -194,7 +196,7 @@ class _Pass:
             self.handle.close_document(self.root / path)
             if path in results:
                 results[path].lines.append(
-                    f"<{emit.file_iri(self.target.ulid, path)}> <{ENRICHED_BY}> {emit.literal(self.by)} ."
+                    f"<{iris.file_iri(self.target.ulid, path)}> <{ENRICHED_BY}> {emit.literal(self.by)} ."
                 )
         return results
 
@@ -223,7 +225,7 @@ class _Pass:
             key, lines = self._external(path, file, start)
             if key is not None:
                 result.lines += lines
-                found.append((emit.file_iri(self.target.ulid, path, key), 1.0, self.by))
+                found.append((iris.file_iri(self.target.ulid, path, key), 1.0, self.by))
         if not found:
             self.report.local += 1
         elif all("~external/" in iri for iri, _, _ in found):
@@ -240,7 +242,7 @@ class _Pass:
         if data is None:
             return None
         if start.line == 0 and start.character == 0:
-            return emit.file_iri(self.target.ulid, relative)
+            return iris.file_iri(self.target.ulid, relative)
         name = _identifier_at(data.decode("utf-8", errors="replace").split("\n"), start)
         line = start.line + 1
         best: OutlineEntry | None = None
@@ -248,7 +250,7 @@ class _Pass:
             inside = entry.name == name and entry.start_line <= line <= entry.end_line
             if inside and (best is None or entry.start_line > best.start_line or entry.end_line < best.end_line):
                 best = entry
-        return emit.file_iri(self.target.ulid, relative, best.key) if best is not None else None
+        return iris.file_iri(self.target.ulid, relative, best.key) if best is not None else None
 
     def _external(self, path: str, file: Path, start: lsp.Position) -> tuple[str | None, list[str]]:
         """An external-symbol node, one per referring file (so it has the file's history and
@@ -266,7 +268,7 @@ class _Pass:
             owners = _enclosing_classes(lines, start.line) if language == "python" else []
             qualified = ".".join(p for p in (module, *owners, name) if p)
         key = f"~external/{language}/{qualified}"
-        node = emit.file_iri(self.target.ulid, path, key)
+        node = iris.file_iri(self.target.ulid, path, key)
         location = f"{file.as_uri()}#L{start.line + 1}:{start.character}"
         lines = [
             f"<{node}> <{RDF_TYPE}> <{EXTERNAL_SYMBOL}> .",
@@ -290,13 +292,13 @@ class _Pass:
         """Calling a class runs its ``__init__`` (the analyzer records both edges too)."""
         extra: list[tuple[str, float, str]] = []
         for iri, confidence, by in found:
-            parts = emit.split_iri(iri)
+            parts = iris.split_iri(iri)
             if parts is None or not parts[2] or "~" in parts[2]:
                 continue
             _, path, key = parts
             init = f"{key}.__init__"
             if any(entry.key == init for entry in self.outline(path)):
-                extra.append((emit.file_iri(self.target.ulid, path, init), confidence, by))
+                extra.append((iris.file_iri(self.target.ulid, path, init), confidence, by))
         return (*found, *extra) if extra else found
 
     # -- diagnostics and types -----------------------------------------------------------------
@@ -323,7 +325,7 @@ class _Pass:
         span = f"{r.start.line + 1}:{r.start.character}-{r.end.line + 1}:{r.end.character}"
         code = "" if diagnostic.code is None else str(diagnostic.code)
         digest = hashlib.sha256(f"{span}|{code}|{diagnostic.message}".encode()).hexdigest()[:12]
-        node = emit.file_iri(self.target.ulid, path, f"{owner_key}~diagnostic/{digest}")
+        node = iris.file_iri(self.target.ulid, path, f"{owner_key}~diagnostic/{digest}")
         lines = [
             f"<{node}> <{RDF_TYPE}> <{DIAGNOSTIC}> .",
             f"<{node}> <{UKO}name> {emit.literal(diagnostic.message.split(chr(10), 1)[0][:200])} .",
@@ -331,7 +333,7 @@ class _Pass:
             f"<{node}> <{UKO_CODE}message> {emit.literal(diagnostic.message)} .",
             f"<{node}> <{UKO}sourceRange> {emit.literal(span)} .",
             f"<{node}> <{CA}resolvedBy> {emit.literal(self.by)} .",
-            f"<{emit.file_iri(self.target.ulid, path, owner_key)}> <{emit.CONTAINS}> <{node}> .",
+            f"<{iris.file_iri(self.target.ulid, path, owner_key)}> <{emit.CONTAINS}> <{node}> .",
             *emit.provenance_lines(node, self.target.iri, path),
         ]
         if code:
@@ -369,7 +371,7 @@ class _Pass:
             signature = _signature(_hover_text(answer), entry.name)
             if signature is None:
                 continue
-            node = emit.file_iri(self.target.ulid, path, entry.key)
+            node = iris.file_iri(self.target.ulid, path, entry.key)
             lines: list[str] = []
             parameters, returned = signature
             if returned and entry.untyped_callable:

@@ -21,11 +21,12 @@ from cleveragents.errors import CleverAgentsError, NotFoundError, UsageError
 from cleveragents.graph.commit import CommitResult
 from cleveragents.graph.history import resolve_revision
 from cleveragents.graph.store import GraphStore
+from cleveragents.graph.workspace import Workspace
+from cleveragents.indexing import renderings
 from cleveragents.indexing.plugins import AnalyzerSet
-from cleveragents.services import context_records, entities, indexing, renderings
+from cleveragents.iris import resource_iri
+from cleveragents.services import context_records, entities, indexing
 from cleveragents.services.context_records import RecordedAssembly
-from cleveragents.services.workspace import Workspace
-from cleveragents.terms import ID
 
 if TYPE_CHECKING:
     from cleveragents.context.protocols import GraphBackend
@@ -81,7 +82,7 @@ def project_scope(store: GraphStore, project: str | None) -> tuple[str | None, l
 def _scope_clause(resources: Sequence[str]) -> str:
     if not resources:
         return ""
-    values = " ".join(f"<{ID}resource/{ulid}>" for ulid in resources)
+    values = " ".join(f"<{resource_iri(ulid)}>" for ulid in resources)
     return f"?n uko:sourceResource ?scope . VALUES ?scope {{ {values} }}"
 
 

@@ -20,12 +20,14 @@ from cleveragents.context.model import AssembledContext, ContextFragment, Contex
 from cleveragents.errors import NotFoundError, ValidationError
 from cleveragents.graph.commit import CommitRequest, CommitResult
 from cleveragents.graph.store import GraphStore
+from cleveragents.graph.workspace import Workspace
+from cleveragents.iris import resource_iri
 from cleveragents.services import entities
-from cleveragents.services.workspace import Workspace
 from cleveragents.terms import CA, ID, XSD
+from cleveragents.vocabulary import ca
 
-ASSEMBLY = ox.NamedNode(CA + "ContextAssembly")
-FRAGMENT = ox.NamedNode(CA + "ContextAssemblyFragment")
+ASSEMBLY = ox.NamedNode(ca.ContextAssembly)
+FRAGMENT = ox.NamedNode(ca.ContextAssemblyFragment)
 HASH_PREFIX = "sha256:"
 MIN_PREFIX = 6  # shortest hash prefix `context show` accepts
 
@@ -145,7 +147,7 @@ def _triples(
         triples.append((node, _p("preamble"), ox.Literal(context.preamble)))
     if project:
         triples.append((node, _p("scopeProject"), ox.NamedNode(project)))
-    triples += [(node, _p("scopeResource"), ox.NamedNode(f"{ID}resource/{ulid}")) for ulid in resources]
+    triples += [(node, _p("scopeResource"), ox.NamedNode(resource_iri(ulid))) for ulid in resources]
     for index, fragment in enumerate(context.fragments):
         entry = ox.NamedNode(f"{node.value}/fragment/{index}")
         triples += [(node, _p("hasFragment"), entry), *_fragment_triples(entry, index, fragment, renderer)]
@@ -270,12 +272,12 @@ def load(ws: Workspace, ref: str) -> tuple[RecordedAssembly, list[str | None]]:
         total_tokens=int(one("totalTokens") or 0),
         encoding=one("tokenEncoding") or "",
         revision=int(one("assembledAtRevision") or 0),
-        strategies=sorted(v.value for v in props.get(CA + "strategyUsed", [])),
+        strategies=sorted(v.value for v in props.get(ca.strategyUsed, [])),
         preamble=one("preamble"),
         fragments=fragments,
         stored_text=[text is not None for text in texts],
         project=one("scopeProject"),
-        resources=sorted(v.value.rsplit("/", 1)[-1] for v in props.get(CA + "scopeResource", [])),
+        resources=sorted(v.value.rsplit("/", 1)[-1] for v in props.get(ca.scopeResource, [])),
         created=one("createdAt") or "",
     )
     return recorded, texts

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,10 +15,11 @@ from cleveragents.graph import history as hist
 from cleveragents.graph import layout
 from cleveragents.graph.commit import CommitRequest, CommitResult
 from cleveragents.graph.sparql_guard import refuse_services
-from cleveragents.graph.store import GraphStore, syntax_error
+from cleveragents.graph.store import syntax_error
+from cleveragents.graph.workspace import Workspace, validate_current
+from cleveragents.iris import parse_iri
 from cleveragents.services.query_runner import QueryOutcome, run_with_timeout
 from cleveragents.services.sparql_update import parse_update
-from cleveragents.services.workspace import Workspace, shapes_validator
 from cleveragents.terms import PREFIXES
 
 RDF_FORMATS: dict[str, ox.RdfFormat] = {
@@ -39,9 +41,16 @@ def query(ws: Workspace, sparql: str, *, as_of: str | None = None, timeout: floa
 
 
 def update(
-    ws: Workspace, text: str, *, message: str = "", agent: str = "cleveragents", timeout: float | None = None
+    ws: Workspace,
+    text: str,
+    *,
+    message: str = "",
+    agent: str = "cleveragents",
+    timeout: float | None = None,
+    extra: Iterable[tuple] = (),
 ) -> CommitResult:
-    """Apply a SPARQL Update as one validated commit.
+    """Apply a SPARQL Update as one validated commit; ``extra`` triples (an audit event)
+    join the same commit.
 
     The WHERE clauses are evaluated like queries, in a killable child beside the writer
     (``timeout`` seconds for all of them together; None: no limit), so a runaway WHERE
@@ -69,6 +78,7 @@ def update(
             except ValidationError as exc:
                 raise ValidationError(f"in SPARQL update: {exc.message}") from None
             (remove if kind == "delete" else add).update((t.subject, t.predicate, t.object) for t in triples)
+        add.update(extra)
         return session.commit(
             CommitRequest(
                 add=add,
@@ -127,7 +137,7 @@ def export(ws: Workspace, out: Any, *, fmt: str = "nq", as_of: str | None = None
         )
     with ws.reader() as store:
         if as_of is None and rdf_format in (ox.RdfFormat.N_QUADS, ox.RdfFormat.TRIG):
-            quads = [q for q in store.raw.quads_for_pattern(None, None, None, None) if _exportable(q, store.head)]
+            quads = list(store.published_quads())
             ox.serialize(quads, out, rdf_format)
             return len(quads)
         revision = hist.resolve_revision(store, as_of)
@@ -148,17 +158,10 @@ def export(ws: Workspace, out: Any, *, fmt: str = "nq", as_of: str | None = None
         return len(triples)
 
 
-def _exportable(quad: ox.Quad, head: int) -> bool:
-    """Everything but graphs of a commit still in flight (or abandoned)."""
-    iv = layout.parse_graph(quad.graph_name) if isinstance(quad.graph_name, ox.NamedNode) else None
-    return iv is None or iv.published(head)
-
-
 def validate_all(ws: Workspace) -> list[Any]:
     """Audit the whole current state against the shapes."""
     with ws.reader() as store:
-        validator = shapes_validator(store.raw)
-        return validator.validate(store.raw, default_graph=store.view().default_graph())
+        return validate_current(store)
 
 
 @dataclass(frozen=True)
@@ -182,21 +185,17 @@ def stats(ws: Workspace) -> Stats:
         for node, iv in store.interval_graphs().items():
             if iv.family == "stage" or iv.start > store.head:
                 continue
-            n = sum(1 for _ in store.raw.quads_for_pattern(None, None, None, node))
+            n = store.count(node)
             key = "historical" if not iv.is_open else ("asserted" if iv.family == "iv" else "inferred")
             counts[key] += n
         return Stats(
             head=store.head,
             graphs=len(store.interval_graphs()),
-            ontology=_count(store, layout.ONTOLOGY),
-            shapes=_count(store, layout.SHAPES),
+            ontology=store.count(layout.ONTOLOGY),
+            shapes=store.count(layout.SHAPES),
             disk_bytes=store.disk_bytes(),
             **counts,
         )
-
-
-def _count(store: GraphStore, graph: ox.NamedNode) -> int:
-    return sum(1 for _ in store.raw.quads_for_pattern(None, None, None, graph))
 
 
 def log(ws: Workspace, limit: int | None = None) -> list[hist.CommitInfo]:
@@ -240,18 +239,6 @@ def blame(ws: Workspace, iri: str, *, include_retracted: bool = False) -> list[B
         if not s.inferred and (include_retracted or s.end is None)
     ]
     return lines
-
-
-def parse_iri(text: str) -> ox.NamedNode:
-    """An IRI from '<...>', a full IRI or a prefixed name with a known prefix."""
-    value = text.strip().removeprefix("<").removesuffix(">")
-    prefix, sep, local = value.partition(":")
-    if sep and prefix in PREFIXES and not local.startswith("//"):
-        value = PREFIXES[prefix] + local
-    try:
-        return ox.NamedNode(value)
-    except ValueError as exc:
-        raise ValidationError(f"not an IRI: '{text}' ({exc})") from None
 
 
 def commit_summary(result: CommitResult) -> dict[str, Any]:

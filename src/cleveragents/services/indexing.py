@@ -12,7 +12,8 @@ import pyoxigraph as ox
 from cleveragents.config import Config
 from cleveragents.errors import NotFoundError, ValidationError
 from cleveragents.graph.history import log
-from cleveragents.indexing.content import ContentStore
+from cleveragents.graph.workspace import Workspace, WriteSession
+from cleveragents.indexing.content import content_store
 from cleveragents.indexing.git_history import GitCommit, commits_to_replay, replay
 from cleveragents.indexing.indexer import (
     DEFAULT_OPTIONS,
@@ -29,7 +30,6 @@ from cleveragents.indexing.watch import watch as watch_roots
 from cleveragents.services import entities
 from cleveragents.services.projects import LINKS
 from cleveragents.services.resources import ResourceInfo, describe
-from cleveragents.services.workspace import Workspace, WriteSession
 
 
 def analyzer_set(path_setting: str = "") -> AnalyzerSet:
@@ -42,10 +42,6 @@ def options_from(config: Config) -> IndexOptions:
         max_file_bytes=int(config.value("index.max_file_bytes")),
         batch_files=int(config.value("index.commit_batch_files")),
     )
-
-
-def content_store(ws: Workspace) -> ContentStore:
-    return ContentStore(ws.data_dir / "content")
 
 
 def target_of(info: ResourceInfo) -> Target:

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from cleveragents.errors import DependencyMissingError, LSPUnavailable, ValidationError
+from cleveragents.graph.workspace import Workspace
 from cleveragents.lsp.languages import AMBIGUOUS_HEAD_BYTES, language_of
 from cleveragents.lsp.runtime import LSPRuntime, shared_runtime
 from cleveragents.lsp.tools import TOOLS, LSPToolAdapter, ServerBinding
 from cleveragents.services import lsp_registry, resources
 from cleveragents.services.lsp_enrichment import DEFAULT_REQUEST_TIMEOUT, launch_of
-from cleveragents.services.workspace import Workspace
 
 
 def list_tools(

@@ -113,6 +113,13 @@ def superclasses(iri: str, triples: Iterable[ox.Triple] | None = None) -> set[st
     return set(closure_pairs(triples)[0].get(iri, ()))
 
 
+def most_specific_type(types: Iterable[str]) -> str | None:
+    """The class with the deepest ancestry among ``types`` (None for none): its
+    DetailLevelMap is the most specific. Ties go to the first IRI in sorted order."""
+    ordered = sorted(set(types))
+    return max(ordered, key=lambda t: len(superclasses(t))) if ordered else None
+
+
 def superproperties(iri: str, triples: Iterable[ox.Triple] | None = None) -> set[str]:
     """All superproperties of ``iri`` including itself (empty if not a property)."""
     return set(closure_pairs(triples)[1].get(iri, ()))

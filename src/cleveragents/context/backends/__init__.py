@@ -17,11 +17,12 @@ from typing import Any
 from cleveragents.context.backends import catalog
 from cleveragents.context.backends import vector as vector_backend
 from cleveragents.context.backends.documents import head_revision
-from cleveragents.context.backends.graph import RESOURCE_BASE, StoreGraphBackend
+from cleveragents.context.backends.graph import StoreGraphBackend
 from cleveragents.context.backends.text import BM25TextBackend
 from cleveragents.context.model import TextResult, VectorResult
 from cleveragents.context.protocols import BackendSet, TextBackend, VectorBackend
-from cleveragents.services.workspace import Workspace
+from cleveragents.graph.workspace import Workspace
+from cleveragents.iris import RESOURCE_BASE
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from cleveragents.context.backends.documents import Document, file_fingerprints, load_documents, update_documents
-from cleveragents.services.workspace import Workspace
+from cleveragents.graph.workspace import Workspace
 
 KEEP_REVISIONS = 3  # older revision directories are removed when a new one is written
 _FIELDS = (

@@ -12,16 +12,17 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from cleveragents import iris
 from cleveragents.graph.history import resolve_revision
 from cleveragents.graph.store import GraphStore
-from cleveragents.indexing import emit
-from cleveragents.indexing.content import ContentStore
+from cleveragents.graph.workspace import Workspace
+from cleveragents.indexing.content import ContentStore, content_store
 from cleveragents.indexing.indexer import INDEXED_BY
-from cleveragents.services.indexing import content_store
-from cleveragents.services.renderings import _most_specific, _span
-from cleveragents.services.workspace import Workspace
-from cleveragents.tbox.closure import superclasses
-from cleveragents.terms import UKO, UKO_DOC
+from cleveragents.indexing.renderings import span_of_range
+from cleveragents.iris import RESOURCE_BASE
+from cleveragents.tbox.closure import most_specific_type, superclasses
+from cleveragents.terms import UKO_DOC
+from cleveragents.vocabulary import uko
 
 # Asserted types only (inferred=False): one row per (node, type); the file node of an
 # entity carries the hash of the stored file content and the analyzer that indexed it.
@@ -35,7 +36,6 @@ SELECT ?node ?path ?range ?hash ?type ?name ?qname ?indexedBy WHERE {{
 }}"""
 
 
-RESOURCE_BASE = "https://cleveragents.ai/id/resource/"
 FILES_READ_ONE_BY_ONE = 200  # ~10 ms a file (Django); beyond this, one full query (~5 s) is faster
 _FILES_SPARQL = f"""
 SELECT ?file ?hash ?by WHERE {{ ?file <{INDEXED_BY}> ?by ; uko:contentHash ?hash ; uko:sourceResource ?res }}"""
@@ -80,7 +80,7 @@ def _excluded(node_type: str) -> bool:
     """Docstrings and imports are part of their parent's text; so are a document's paragraphs
     and lists, which would otherwise be indexed twice (in themselves and in their section)."""
     ancestors = superclasses(node_type)
-    return UKO + "Annotation" in ancestors or (UKO + "Atom" in ancestors and node_type.startswith(UKO_DOC))
+    return uko.Annotation in ancestors or (uko.Atom in ancestors and node_type.startswith(UKO_DOC))
 
 
 def _text(term: object) -> str:
@@ -100,7 +100,7 @@ def _sparql_string(text: str) -> str:
 def _file_sparql(file_iri: str) -> str | None:
     """The documents query for one file's nodes, with its resource and path as constants
     (Oxigraph plans those well; a VALUES block over them is evaluated after the full scan)."""
-    parts = emit.split_iri(file_iri)
+    parts = iris.split_iri(file_iri)
     if parts is None:
         return None
     pattern = f"?node uko:sourcePath {_sparql_string(parts[1])} ; uko:sourceResource <{RESOURCE_BASE}{parts[0]}> ;"
@@ -122,7 +122,7 @@ def load_documents(
     for row in rows:
         iri = row["node"].value
         if iri not in first:
-            parts = emit.split_iri(iri)
+            parts = iris.split_iri(iri)
             if parts is None or (wanted is not None and parts[0] not in wanted):
                 continue
             first[iri] = (parts[0], row)
@@ -134,8 +134,8 @@ def load_documents(
         file_hash = file_hashes.get(iri.split("#", 1)[0])
         if file_hash is None:  # a directory, or a file no analyzer read: no stored content
             continue
-        node_type = _most_specific(types[iri])
-        if _excluded(node_type):
+        node_type = most_specific_type(types[iri])
+        if node_type is None or _excluded(node_type):
             continue
         documents.append(
             Document(
@@ -205,7 +205,7 @@ class TextReader:
         content = self._file(document.file_hash)
         if document.source_range is None:
             return content.decode("utf-8", errors="replace")
-        span = _span(content, document.source_range)
+        span = span_of_range(content, document.source_range)
         return content[span.start_byte : span.end_byte].decode("utf-8", errors="replace")
 
     def texts(self, documents: Iterable[Document]) -> Iterator[tuple[Document, str]]:

@@ -16,13 +16,13 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from cleveragents.context.backends.documents import RESOURCE_BASE
+from cleveragents import iris
 from cleveragents.errors import NotFoundError, ValidationError
 from cleveragents.graph.store import GraphStore, View
-from cleveragents.indexing import emit
+from cleveragents.graph.workspace import Workspace
+from cleveragents.indexing import renderings
 from cleveragents.indexing.plugins import AnalyzerSet
-from cleveragents.services import renderings
-from cleveragents.services.workspace import Workspace
+from cleveragents.iris import RESOURCE_BASE
 
 RENDER_CACHE_SIZE = 8192  # renderings kept per revision (a few MB of text)
 _SCOPE = re.compile(r"\$SCOPE\(\s*\?(\w+)\s*\)")
@@ -70,7 +70,7 @@ def resource_of(value: Any) -> str | None:
         return None
     if value.startswith(RESOURCE_BASE):
         return value[len(RESOURCE_BASE) :].split("/", 1)[0] or None
-    parts = emit.split_iri(value)
+    parts = iris.split_iri(value)
     return parts[0] if parts else None
 
 
@@ -114,9 +114,9 @@ class StoreGraphBackend:
     @property
     def analyzers(self) -> AnalyzerSet:
         if self._analyzers is None:  # loading analyzers imports tree-sitter grammars: only when rendering
-            from cleveragents.services.indexing import analyzer_set
+            from cleveragents.indexing.plugins import load_analyzers
 
-            self._analyzers = analyzer_set()
+            self._analyzers = load_analyzers()
         return self._analyzers
 
     def query_sparql(

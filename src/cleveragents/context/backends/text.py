@@ -20,7 +20,7 @@ from cleveragents.context.backends.catalog import index_root, revision_dir, writ
 from cleveragents.context.backends.documents import Document, TextReader
 from cleveragents.context.backends.tokenize import tokenize
 from cleveragents.context.model import TextResult
-from cleveragents.services.workspace import Workspace
+from cleveragents.graph.workspace import Workspace
 
 _EMPTY = "\x00empty"  # bm25s needs at least one token per document
 

@@ -22,7 +22,7 @@ import numpy as np
 from cleveragents.context.backends.catalog import index_root
 from cleveragents.context.backends.documents import Document, TextReader
 from cleveragents.context.model import VectorResult
-from cleveragents.services.workspace import Workspace
+from cleveragents.graph.workspace import Workspace
 
 log = logging.getLogger(__name__)
 MODEL = "all-MiniLM-L6-v2"

@@ -9,19 +9,19 @@ from dataclasses import dataclass
 
 import pyoxigraph as ox
 
+from cleveragents import iris
 from cleveragents.errors import NotFoundError, ValidationError
-from cleveragents.graph import layout
 from cleveragents.graph.history import resolve_revision
 from cleveragents.graph.store import GraphStore
-from cleveragents.indexing import emit
+from cleveragents.graph.workspace import Workspace
+from cleveragents.indexing.content import content_store
 from cleveragents.indexing.indexer import INDEXED_BY
 from cleveragents.indexing.model import RenderRequest, Span
 from cleveragents.indexing.plugins import AnalyzerSet
-from cleveragents.services.indexing import content_store
-from cleveragents.services.workspace import Workspace
-from cleveragents.tbox.closure import superclasses
+from cleveragents.tbox.closure import most_specific_type
 from cleveragents.tbox.detail_levels import effective_levels, resolve_depth
-from cleveragents.terms import RDF_TYPE, UKO
+from cleveragents.terms import RDF_TYPE
+from cleveragents.vocabulary import uko
 
 
 @dataclass(frozen=True)
@@ -46,9 +46,9 @@ def render(ws: Workspace, iri: str, depth: str, analyzers: AnalyzerSet, *, as_of
 
 
 def _parts(iri: str) -> tuple[str, str, str]:
-    parts = emit.split_iri(iri)
+    parts = iris.split_iri(iri)
     if parts is None or not parts[1]:
-        raise ValidationError(f"{iri} is not an indexed file or entity (expected an IRI under {emit.SOURCE_BASE})")
+        raise ValidationError(f"{iri} is not an indexed file or entity (expected an IRI under {iris.SOURCE_BASE})")
     return parts
 
 
@@ -63,7 +63,7 @@ class RenderSession:
         self.analyzers = analyzers
         self.revision = revision
         self.view = store.view(revision, inferred=False)
-        self.ontology = [q.triple for q in store.raw.quads_for_pattern(None, None, None, layout.ONTOLOGY)]
+        self.ontology = store.ontology_triples()
         self._levels: dict[str, list] = {}
         self._depths: dict[tuple[str, str], int] = {}
         self._contents: dict[str, bytes] = {}  # by content hash: a file is read once, not per node
@@ -89,13 +89,14 @@ class RenderSession:
         analyzer = self.analyzers.by_name(indexed_by.split("@", 1)[0])
         if analyzer is None:
             raise NotFoundError(f"no analyzer '{indexed_by}' is installed to render {iri}")
-        digest = (file_facts.get(UKO + "contentHash") or [""])[0]
+        digest = (file_facts.get(uko.contentHash) or [""])[0]
         content = self._contents.get(digest)
         if content is None:
             if len(self._contents) >= 256:  # a long-lived session must not hold a whole corpus
                 self._contents.clear()
             content = self._contents[digest] = content_store(self.ws).get(digest)
-        node_type = _most_specific(facts[RDF_TYPE])
+        node_type = most_specific_type(facts[RDF_TYPE])
+        assert node_type is not None  # the node has types: checked above
         if (node_type, depth) not in self._depths:
             self._depths[node_type, depth] = resolve_depth(node_type, depth, self.ontology)
         number = self._depths[node_type, depth]
@@ -104,13 +105,13 @@ class RenderSession:
         levels = self._levels[node_type]
         if number >= len(levels):
             raise ValidationError(f"depth {number} is beyond {node_type}'s deepest level {len(levels) - 1}")
-        source_range = (facts.get(UKO + "sourceRange") or [None])[0]
+        source_range = (facts.get(uko.sourceRange) or [None])[0]
         request = RenderRequest(
             key=key,
             types=tuple(facts[RDF_TYPE]),
             path=parts[1],
             content=content,
-            span=_span(content, source_range) if source_range and key else None,
+            span=span_of_range(content, source_range) if source_range and key else None,
             level=levels[number].name,
             depth=number,
         )
@@ -133,12 +134,7 @@ def _facts(store: GraphStore, view: object, node: ox.NamedNode) -> dict[str, lis
     return facts
 
 
-def _most_specific(types: list[str]) -> str:
-    """The asserted class with the deepest ancestry: its map is the most specific."""
-    return max(sorted(types), key=lambda t: len(superclasses(t)))
-
-
-def _span(content: bytes, source_range: str) -> Span:
+def span_of_range(content: bytes, source_range: str) -> Span:
     """Byte offsets of a 'line:col-line:col' range (columns count bytes, as tree-sitter's do)."""
     sl, sc, el, ec = Span.parse(source_range)
     starts = [0, *(m.end() for m in re.finditer(b"\n", content))]

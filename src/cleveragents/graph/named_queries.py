@@ -21,6 +21,7 @@ from typing import Any
 import pyoxigraph as ox
 
 from cleveragents.errors import NotFoundError, ValidationError
+from cleveragents.iris import parse_iri
 from cleveragents.resources import data_path
 from cleveragents.terms import XSD
 
@@ -112,8 +113,6 @@ def bind(query: NamedQuery, raw: dict[str, str]) -> dict[str, Any]:
 
 
 def _term(param: Param, value: str) -> Any:
-    from cleveragents.services.graph_service import parse_iri
-
     if param.type == "iri":
         return parse_iri(value)
     if param.type == "string":

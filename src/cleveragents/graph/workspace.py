@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,11 +12,12 @@ from typing import Any
 
 import pyoxigraph as ox
 
+from cleveragents.config import WRITER_WAIT_DEFAULT
 from cleveragents.errors import ConfigurationError, DatabaseError
 from cleveragents.graph import layout
 from cleveragents.graph.commit import CommitEngine, CommitRequest, CommitResult
+from cleveragents.graph.hierarchy import TBox, rebuild_closure
 from cleveragents.graph.store import GraphStore
-from cleveragents.graph.tbox import TBox, rebuild_closure
 from cleveragents.tbox.modules import load_ontology, load_shapes
 
 CONFIG_TEMPLATE = """# CleverAgents configuration (see `agents config list` for every key).
@@ -42,12 +43,18 @@ class Workspace:
         *,
         validate_on_commit: bool = True,
         service_allowlist: Iterable[str] = (),
+        writer_wait: float = WRITER_WAIT_DEFAULT,
+        on_wait: Callable[[str], None] | None = None,
     ) -> None:
         self.data_dir = data_dir.expanduser()
         # The default for writer(): config key store.validate_on_commit.
         self.validate_on_commit = validate_on_commit
         # SPARQL SERVICE endpoints queries may call (config query.service_allowlist).
         self.service_allowlist = frozenset(service_allowlist)
+        # A writer finding the store held waits this long for its turn (store.writer_wait),
+        # calling on_wait("pid N: COMMAND") whenever the holder changes.
+        self.writer_wait = writer_wait
+        self.on_wait = on_wait
         self.store_dir = self.data_dir / "store"
         self.config_file = self.data_dir / "config.toml"
 
@@ -63,9 +70,9 @@ class Workspace:
         except OSError as exc:
             raise ConfigurationError(f"cannot create the data dir {self.data_dir}: {exc.strerror}") from None
         if reset and self.store_dir.exists():
-            GraphStore.open(self.store_dir).close()  # fails clearly if another writer holds it
+            self._open_writer().close()  # fails clearly if another writer holds it
             shutil.rmtree(self.store_dir)
-        with GraphStore.open(self.store_dir) as store:
+        with self._open_writer() as store:
             before = _closure_digest(store.raw)
             ontology = load_ontology(store.raw, layout.ONTOLOGY)
             closure = rebuild_closure(store.raw)
@@ -96,10 +103,13 @@ class Workspace:
         self.require()
         if validate is None:
             validate = self.validate_on_commit
-        with GraphStore.open(self.store_dir) as store:
+        with self._open_writer() as store:
             store.allowed_services = self.service_allowlist
             validator = ShapesOnFirstUse(store.raw) if validate else None
             yield WriteSession(store, CommitEngine(store, TBox.from_store(store.raw), validator))
+
+    def _open_writer(self) -> GraphStore:
+        return GraphStore.open(self.store_dir, wait=self.writer_wait, on_wait=self.on_wait)
 
     @contextmanager
     def reader(self) -> Iterator[GraphStore]:
@@ -127,6 +137,11 @@ def shapes_validator(raw: ox.Store) -> Any:
         format=ox.RdfFormat.N_TRIPLES,
     )
     return compile_shapes(body)
+
+
+def validate_current(store: GraphStore) -> list[Any]:
+    """Audit the whole current state against the store's shapes (the violations found)."""
+    return shapes_validator(store.raw).validate(store.raw, default_graph=store.view().default_graph())
 
 
 class ShapesOnFirstUse:

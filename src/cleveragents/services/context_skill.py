@@ -1,6 +1,5 @@
-"""The ``builtin/context`` skill (core-concepts.md "The builtin/context Skill"): the tools an
-actor uses to pull context while it reasons: ``request_context``, ``query_history`` and
-``get_context_budget``.
+"""The ``builtin/context`` skill: the tools an actor uses to pull context while it reasons:
+``request_context``, ``query_history`` and ``get_context_budget``.
 
 Each tool is a plain function over a ``ContextSession`` (the actor's workspace, scope and
 token budget) with a JSON-Schema input (a pydantic model) and a JSON-ready result, so the
@@ -22,7 +21,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from cleveragents.context.model import AssembledContext, ContextRequest, PlanContext, TemporalScope
 from cleveragents.errors import UsageError
-from cleveragents.services.workspace import Workspace
+from cleveragents.graph.workspace import Workspace
 
 SKILL_NAME = "builtin/context"
 SKILL_DESCRIPTION = "Request additional context during reasoning"

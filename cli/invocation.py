@@ -1,4 +1,4 @@
-"""The per-invocation context shared by every command, and the output-session helper.
+"""The per-invocation context every command shares (config, data dir, output format), and the output-session helper.
 
 A command gets it with ``app_ctx = get_context(ctx)`` and writes its output with
 ``with app_ctx.session("group verb") as out: ...``.
@@ -37,6 +37,7 @@ class AppContext:
         data_dir: Path | None = None,
         config_path: Path | None = None,
         format_flag: str | None = None,
+        writer_wait: float | None = None,
         cwd: Path | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
@@ -47,7 +48,7 @@ class AppContext:
             config_path=config_path,
             cwd=cwd,
             env=env,
-            flags={"format": format_flag},
+            flags={"format": format_flag, "store.writer_wait": writer_wait},
         )
         self.format = resolve_format(self._config.value("format"), sys.stdout)
 

@@ -1,0 +1,70 @@
+"""The operations the servers expose, as the protocol layer needs them.
+
+The servers sit below the application services (layers import downward only), so they
+do not call ``cleveragents.services`` themselves: the services implement this protocol
+(``services/serving.py``) over the same functions the CLI calls, and hand it in. Every
+method is synchronous and may block; the servers run them off the event loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from cleveragents.servers import models
+
+# (done, total, message): long operations report through it; the server forwards it as
+# MCP progress notifications or A2A status updates.
+ProgressReport = Callable[[float, float | None, str], None]
+
+
+class Operations(Protocol):
+    def graph_query(
+        self,
+        sparql: str,
+        *,
+        as_of: str | None,
+        limit: int,
+        timeout: float,
+        read_only: bool,
+        identity: str,
+    ) -> models.QueryResult: ...
+
+    def find_symbol(self, name: str, *, as_of: str | None) -> models.SymbolMatches: ...
+
+    def related(self, relation: str, iri: str, *, as_of: str | None) -> models.Related:
+        """``relation`` is one of callers, callees, references, implementations."""
+        ...
+
+    def show(self, iri: str, *, depth: str, as_of: str | None) -> models.Rendering: ...
+
+    def history(self, iri: str) -> models.History: ...
+
+    def blame(self, iri: str) -> models.Blame: ...
+
+    def changes_between(self, old: str, new: str) -> models.Changes: ...
+
+    def assemble_context(
+        self,
+        *,
+        query: str | None,
+        focus: list[str],
+        budget: int,
+        depth: str | None,
+        as_of: str | None,
+        record: bool,
+        identity: str,
+        progress: ProgressReport | None,
+    ) -> models.ContextResult: ...
+
+    def index(
+        self, resources: list[str], *, full: bool, identity: str, progress: ProgressReport | None
+    ) -> models.IndexResult: ...
+
+    def ontology_modules(self) -> dict[str, str]:
+        """Module name (uko, uko-py, ca...) -> its Turtle text."""
+        ...
+
+    def named_queries(self) -> dict[str, str]:
+        """Query name -> its SPARQL text (with its header)."""
+        ...

@@ -1,0 +1,370 @@
+"""The application service behind the MCP and A2A servers: the operations they expose,
+implemented with the same service functions the CLI calls, and the entry points that
+run the servers.
+
+The protocol layer (``cleveragents.servers``) sits below the services; this module is
+where the two meet: it implements ``servers.operations.Operations`` over a workspace.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cleveragents.config import Config
+from cleveragents.errors import ForbiddenError, ValidationError
+from cleveragents.graph import named_queries
+from cleveragents.graph.commit import CommitRequest
+from cleveragents.graph.workspace import Workspace
+from cleveragents.indexing import renderings
+from cleveragents.indexing.plugins import AnalyzerSet
+from cleveragents.iris import parse_iri
+from cleveragents.resources import data_path
+from cleveragents.servers import models
+from cleveragents.servers.operations import ProgressReport
+from cleveragents.servers.security import HttpGuard, ServerSettings, check_bind
+from cleveragents.services import audit, graph_service, indexing, navigation
+from cleveragents.services.sparql_update import parse_update
+from cleveragents.terms import compact
+
+
+class WorkspaceOperations:
+    """``servers.operations.Operations`` over one data dir."""
+
+    def __init__(self, ws: Workspace, config: Config | None = None, *, project: str | None = None) -> None:
+        self.ws = ws
+        self.config = config or Config(ws.data_dir)
+        self.project = project  # limits symbol search, context and index to its resources
+        self._analyzers: AnalyzerSet | None = None
+        self._resources: list[str] | None = None
+
+    def project_resources(self) -> list[str]:
+        """The project's resource ULIDs (empty without a project: every resource)."""
+        if self._resources is None:
+            from cleveragents.services.context import project_scope
+
+            with self.ws.reader() as store:
+                self._resources = project_scope(store, self.project)[1]
+        return self._resources
+
+    @property
+    def analyzers(self) -> AnalyzerSet:
+        if self._analyzers is None:
+            self._analyzers = indexing.analyzer_set(str(self.config.value("analyzers.path") or ""))
+        return self._analyzers
+
+    # --- SPARQL --------------------------------------------------------------------------
+
+    def graph_query(
+        self, sparql: str, *, as_of: str | None, limit: int, timeout: float, read_only: bool, identity: str
+    ) -> models.QueryResult:
+        if is_update(sparql):
+            if read_only:
+                raise ForbiddenError(
+                    "SPARQL updates are refused: this server is read-only",
+                    suggestions=["restart it with --read-write to allow writes"],
+                )
+            if as_of is not None:
+                raise ValidationError("as_of applies to queries; an update always writes on top of the head")
+            event, triples = audit.event("graph_update", identity, {"sparql": sparql})
+            result = graph_service.update(
+                self.ws, sparql, message="graph update (server)", agent=identity, extra=triples
+            )
+            summary = graph_service.commit_summary(result)
+            commit = models.CommitSummary(
+                revision=summary["revision"],
+                commit=summary["commit"],
+                added=summary["added"],
+                removed=summary["removed"],
+                changed=summary["changed"],
+                audit_event=event.value,
+            )
+            return models.QueryResult(form="update", revision=result.revision, commit=commit)
+        outcome = graph_service.query(self.ws, sparql, as_of=as_of, timeout=timeout)
+        rows = [{k: (str(v) if v is not None else None) for k, v in row.items()} for row in outcome.rows[:limit]]
+        triples = [[str(t.subject), str(t.predicate), str(t.object)] for t in outcome.triples[:limit]]
+        return models.QueryResult(
+            form=outcome.form,  # type: ignore[arg-type]
+            revision=outcome.revision,
+            variables=outcome.variables,
+            rows=rows,
+            boolean=outcome.boolean,
+            triples=triples,
+            truncated=len(outcome.rows) > limit or len(outcome.triples) > limit,
+        )
+
+    # --- navigation ----------------------------------------------------------------------
+
+    def find_symbol(self, name: str, *, as_of: str | None) -> models.SymbolMatches:
+        revision, found = navigation.find_symbol(self.ws, name, as_of=as_of, resources=self.project_resources())
+        return models.SymbolMatches(revision=revision, matches=[models.Symbol(**s.as_dict()) for s in found])
+
+    def related(self, relation: str, iri: str, *, as_of: str | None) -> models.Related:
+        functions = {
+            "callers": navigation.callers,
+            "callees": navigation.callees,
+            "references": navigation.references,
+            "implementations": navigation.implementations,
+        }
+        if relation not in functions:
+            raise ValidationError(f"unknown relation '{relation}'; one of {', '.join(functions)}")
+        found = functions[relation](self.ws, iri, as_of=as_of)
+        return models.Related(
+            subject=models.Symbol(**found.subject.as_dict()),
+            revision=found.revision,
+            edges=[
+                models.Edge(
+                    symbol=models.Symbol(**e.symbol.as_dict()),
+                    relation=e.relation,
+                    confidence=e.confidence,
+                    resolved_by=e.resolved_by,
+                )
+                for e in found.edges
+            ],
+        )
+
+    def show(self, iri: str, *, depth: str, as_of: str | None) -> models.Rendering:
+        node = parse_iri(iri)
+        return models.Rendering(**renderings.render(self.ws, node.value, depth, self.analyzers, as_of=as_of).as_dict())
+
+    # --- history -------------------------------------------------------------------------
+
+    def history(self, iri: str) -> models.History:
+        spans, commits = graph_service.node_history(self.ws, iri)
+        entries = [
+            models.HistoryEntry(
+                predicate=compact(s.predicate.value),
+                object=str(s.object),
+                from_revision=s.start,
+                until_revision=s.end,
+                from_time=commits[s.start].time if s.start in commits else None,
+                until_time=commits[s.end].time if s.end is not None and s.end in commits else None,
+                inferred=s.inferred,
+            )
+            for s in spans
+        ]
+        return models.History(iri=parse_iri(iri).value, entries=entries)
+
+    def blame(self, iri: str) -> models.Blame:
+        lines = [
+            models.BlameEntry(
+                predicate=compact(line.span.predicate.value),
+                object=str(line.span.object),
+                revision=line.span.start,
+                time=line.asserted_by.time if line.asserted_by else None,
+                agent=line.asserted_by.agent if line.asserted_by else None,
+                message=line.asserted_by.message if line.asserted_by else None,
+                external_id=line.asserted_by.external_id if line.asserted_by else None,
+            )
+            for line in graph_service.blame(self.ws, iri)
+        ]
+        return models.Blame(iri=parse_iri(iri).value, lines=lines)
+
+    def changes_between(self, old: str, new: str) -> models.Changes:
+        from cleveragents.graph.history import resolve_revision
+        from cleveragents.services.query_runner import evaluate
+
+        query = named_queries.get("entities-changed")
+        with self.ws.reader() as store:
+            a, b = resolve_revision(store, old), resolve_revision(store, new)
+            outcome = evaluate(store, query.text, None, named_queries.bind(query, {"from": str(a), "to": str(b)}))
+        commits = [c for c in graph_service.log(self.ws) if a < c.revision <= b]
+        entities = [
+            models.ChangedEntity(
+                entity=row["entity"].value,
+                name=row["name"].value if row.get("name") is not None else None,
+                path=row["path"].value if row.get("path") is not None else None,
+                changes=int(row["changes"].value),
+                shas=[s for s in (row["shas"].value if row.get("shas") is not None else "").split() if s],
+            )
+            for row in outcome.rows
+        ]
+        return models.Changes(
+            from_revision=a,
+            to_revision=b,
+            triples_added=sum(c.added for c in commits),
+            triples_removed=sum(c.removed for c in commits),
+            entities=entities,
+        )
+
+    # --- context and indexing ------------------------------------------------------------
+
+    def assemble_context(
+        self,
+        *,
+        query: str | None,
+        focus: list[str],
+        budget: int,
+        depth: str | None,
+        as_of: str | None,
+        record: bool,
+        identity: str,
+        progress: ProgressReport | None,
+    ) -> models.ContextResult:
+        from cleveragents.context.model import ContextRequest
+        from cleveragents.services import context
+
+        if progress:
+            progress(0, 2, "assembling context")
+        request = ContextRequest(
+            query=query,
+            focus=focus,
+            depth=int(depth) if depth and depth.isdigit() else (depth or 3),
+            max_tokens=budget,
+        )
+        done = context.assemble_detailed(
+            self.ws, request, project=self.project, as_of=as_of, record=record, config=self.config, agent=identity
+        )
+        if progress:
+            progress(2, 2, f"assembled {len(done.context.fragments)} fragments")
+        ctx = done.context
+        fragments = [
+            models.Fragment(
+                uko_node=f.uko_node,
+                content=f.content,
+                detail_depth=f.detail_depth,
+                token_count=f.token_count,
+                relevance_score=f.relevance_score,
+                provenance=models.Provenance(
+                    resource=f.provenance.resource,
+                    path=f.provenance.path,
+                    line_range=f.provenance.line_range,
+                    revision=f.provenance.revision,
+                    strategy=f.provenance.strategy,
+                ),
+            )
+            for f in ctx.fragments
+        ]
+        return models.ContextResult(
+            context_hash=ctx.context_hash,
+            budget=ctx.budget,
+            total_tokens=ctx.total_tokens,
+            strategies_used=ctx.strategies_used,
+            fragments=fragments,
+            markdown=context.markdown(ctx),
+            recorded=done.recorded,
+        )
+
+    def index(
+        self, resources: list[str], *, full: bool, identity: str, progress: ProgressReport | None
+    ) -> models.IndexResult:
+        infos = indexing.resources_to_index(self.ws, resources, self.project)
+
+        def report(phase: str, done: int, total: int) -> None:
+            if progress:
+                progress(done, total or None, phase)
+
+        summaries = indexing.index(
+            self.ws,
+            infos,
+            full=full,
+            agent=identity,
+            analyzers=self.analyzers,
+            options=indexing.options_from(self.config),
+            progress=report,
+        )
+        done = [
+            models.IndexedResource(
+                resource=s.resource,
+                revision=s.revision,
+                files_seen=s.files_seen,
+                analyzed=s.analyzed,
+                unchanged=s.unchanged,
+                deleted=s.deleted,
+                entities_added=s.entities_added,
+                entities_changed=s.entities_changed,
+                entities_removed=s.entities_removed,
+                errors=len(s.errors),
+                seconds=round(s.seconds, 3),
+            )
+            for s in summaries
+        ]
+        event_iri = None
+        written = [d.revision for d in done if d.revision is not None]
+        if written:  # the index commits are the indexer's; the audit record follows them
+            event, triples = audit.event(
+                "resource_indexed", identity, {"resources": [d.resource for d in done], "revisions": written}
+            )
+            with self.ws.writer() as session:
+                session.commit(
+                    CommitRequest(add=triples, message="audit: index (server)", cause="audit", agent=identity)
+                )
+            event_iri = event.value
+        return models.IndexResult(resources=done, audit_event=event_iri)
+
+    # --- resources -----------------------------------------------------------------------
+
+    def ontology_modules(self) -> dict[str, str]:
+        return {p.stem: p.read_text(encoding="utf-8") for p in sorted(data_path("ontology").glob("*.ttl"))}
+
+    def named_queries(self) -> dict[str, str]:
+        return {name: q.text for name, q in named_queries.catalog().items()}
+
+
+def is_update(sparql: str) -> bool:
+    """True for a SPARQL Update (including the forms the store refuses, such as LOAD),
+    False for anything else, whose syntax the query path then reports. Nothing is
+    evaluated here: the text is only tokenized."""
+    try:
+        parse_update(sparql)
+    except ValidationError as update_error:
+        return "is not supported" in update_error.message  # LOAD, CLEAR, DROP...: an update all the same
+    return True
+
+
+def workspace_operations(
+    data_dir: Path, config: Config, *, project: str | None = None, read_only: bool = True
+) -> WorkspaceOperations:
+    """The operations over a data dir. A read-only server lets SPARQL call no SERVICE
+    endpoint at all; a read-write one, those of config query.service_allowlist."""
+    validate = bool(config.value("store.validate_on_commit"))
+    allowed = () if read_only else config.value("query.service_allowlist")
+    ws = Workspace(data_dir, validate_on_commit=validate, service_allowlist=allowed)
+    return WorkspaceOperations(ws, config, project=project)
+
+
+# --- running the servers -----------------------------------------------------------------
+
+
+def server_settings(
+    config: Config,
+    *,
+    host: str | None = None,
+    port: int | None = None,
+    read_only: bool = True,
+) -> ServerSettings:
+    """Flags first, then the ``server.*`` keys (``server.token`` also from
+    $CLEVERAGENTS_SERVER_TOKEN through the config's environment layer)."""
+    return ServerSettings(
+        host=host or str(config.value("server.host")),
+        port=int(port if port is not None else config.value("server.port")),
+        token=str(config.value("server.token") or ""),
+        read_only=read_only,
+        max_request_bytes=int(config.value("server.max_request_bytes")),
+        request_timeout=float(config.value("server.request_timeout")),
+        user=str(config.value("user.name") or "cleveragents"),
+    )
+
+
+def serve_mcp(ops: WorkspaceOperations, settings: ServerSettings, *, transport: str = "stdio") -> None:
+    """Run the MCP server until it is stopped (stdio: until the client closes stdin)."""
+    from cleveragents.servers.mcp_server import build_mcp_server
+
+    ops.ws.require()
+    server = build_mcp_server(ops, settings)
+    if transport == "stdio":
+        server.run("stdio")
+        return
+    if transport != "http":
+        raise ValidationError(f"unknown transport '{transport}'; choose stdio or http")
+    check_bind(settings)
+    app = HttpGuard(
+        server.streamable_http_app(max_request_body_size=settings.max_request_bytes, host=settings.host),
+        settings,
+    )
+    run_http(app, settings)
+
+
+def run_http(app: object, settings: ServerSettings) -> None:
+    import uvicorn
+
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")  # type: ignore[arg-type]
