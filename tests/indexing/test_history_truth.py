@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from cleveragents.indexing import emit
+from cleveragents import iris
 from corpora.fetch import corpus_dir
 
 from .test_code_history import RELEASES, replayed, requests_repo, revision_of, select
@@ -93,7 +93,7 @@ def test_entities_changed_equals_ast_for_every_release_pair(ws, replayed):
         found: dict[str, set[tuple[str, str]]] = {change: set() for change in expected}
         for row in select(ws, "entities-changed", {"from": str(low), "to": str(high)}):
             assert row["kind"] == "definitions"
-            split = emit.split_iri(row["entity"])
+            split = iris.split_iri(row["entity"])
             assert split is not None
             found[row["change"]].add((split[1], split[2]))
         for change in expected:
@@ -107,7 +107,7 @@ def test_entities_changed_equals_ast_for_every_release_pair(ws, replayed):
 
 def test_a_moved_definition_has_one_revision_and_its_positions_stay_queryable(ws, replayed):
     info, shas = replayed
-    close = emit.file_iri(info.ulid, "requests/adapters.py", "BaseAdapter.close")
+    close = iris.file_iri(info.ulid, "requests/adapters.py", "BaseAdapter.close")
     states = [_release(v)[("requests/adapters.py", "BaseAdapter.close")] for v in RELEASES]
     assert len({text for text, _, _ in states}) == 1 and len({at for _, at, _ in states}) > 1
     revisions = select(ws, "entity-revisions", {"entity": close})
