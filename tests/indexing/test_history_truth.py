@@ -139,7 +139,7 @@ def _other_kinds_and_change_kinds(ws, shas: dict[str, str]) -> None:
     assert {r["kind"] for r in everything} >= {"definitions", "imports", "docstrings", "attributes"}
     # The release that reformatted code has formatting-only revisions beside content ones.
     query = (
-        "SELECT ?kind (COUNT(?r) AS ?n) WHERE { ?r ca:changeKind ?kind ; prov:wasGeneratedBy ?c . "
+        "SELECT ?kind (COUNT(?r) AS ?n) WHERE { ?r ca:revisionKind ?kind ; prov:wasGeneratedBy ?c . "
         f"?c ca:revision {high} }} GROUP BY ?kind"
     )
     with ws.reader() as store:

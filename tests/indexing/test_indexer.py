@@ -75,7 +75,7 @@ def test_editing_one_file_revises_its_entities_and_relinks_referrers(ws, tree, a
     assert third.entities_changed >= 1 and third.entities_added == 0
     main = iris.file_iri(info.ulid, "a.outline", "main")
     revisions = rows(
-        ws, f"SELECT ?r ?cur ?kind WHERE {{ ?r ca:revisionOf <{main}> ; uko:isCurrent ?cur ; ca:changeKind ?kind }}"
+        ws, f"SELECT ?r ?cur ?kind WHERE {{ ?r ca:revisionOf <{main}> ; uko:isCurrent ?cur ; ca:revisionKind ?kind }}"
     )
     assert sorted((r["cur"], r["kind"]) for r in revisions) == [("false", "added"), ("true", "content")]
     assert ("main", "assist", "0.9", "name-match") in calls(ws)

@@ -14,7 +14,7 @@ Revisions follow content, not position. An entity with a ``uko:contentHash`` get
 revision only when that hash changes (its own text), not when lines above it move or an
 edge it carries is re-resolved: those changes stay in the temporal triples (every
 revision's ``uko:sourceRange`` is queryable as of any commit) without counting as a
-revision. Each revision says why it exists in ``ca:changeKind``: ``added`` (new, or back
+revision. Each revision says why it exists in ``ca:revisionKind``: ``added`` (new, or back
 from deletion), ``formatting`` (the text changed but its ``ca:syntaxFingerprint``, the
 tokens without whitespace and comments, did not) or ``content``. Entities without a
 content hash (directories, plans) get a revision on any change, as before.
@@ -37,7 +37,7 @@ from cleveragents.vocabulary import ca, uko
 TYPE = ox.NamedNode(RDF_TYPE)
 CONTENT_HASH = ox.NamedNode(uko.contentHash)
 SYNTAX_FINGERPRINT = ox.NamedNode(ca.syntaxFingerprint)
-CHANGE_KIND = ox.NamedNode(ca.changeKind)
+REVISION_KIND = ox.NamedNode(ca.revisionKind)
 IS_CURRENT = ox.NamedNode(uko.isCurrent)
 VALID_FROM = ox.NamedNode(uko.validFrom)
 VALID_UNTIL = ox.NamedNode(uko.validUntil)
@@ -118,7 +118,7 @@ def derive_revisions(
         adds += [
             (node, TYPE, ox.NamedNode(ca.EntityRevision)),
             (node, REVISION_OF, entity),
-            (node, CHANGE_KIND, ox.Literal(kind)),
+            (node, REVISION_KIND, ox.Literal(kind)),
             (node, VALID_FROM, stamp),
             (node, IS_CURRENT, TRUE),
             (node, ox.NamedNode(PROV + "wasGeneratedBy"), commit),

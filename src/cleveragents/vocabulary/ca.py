@@ -228,6 +228,7 @@ resource_selection: Final = "https://cleveragents.ai/ontology/ca#resource_select
 retired: Final = "https://cleveragents.ai/ontology/ca#retired"  # datatype property
 reusable: Final = "https://cleveragents.ai/ontology/ca#reusable"  # datatype property
 revision: Final = "https://cleveragents.ai/ontology/ca#revision"  # datatype property
+revisionKind: Final = "https://cleveragents.ai/ontology/ca#revisionKind"  # datatype property
 revisionOf: Final = "https://cleveragents.ai/ontology/ca#revisionOf"  # object property
 rootPlan: Final = "https://cleveragents.ai/ontology/ca#rootPlan"  # object property
 runOfPlan: Final = "https://cleveragents.ai/ontology/ca#runOfPlan"  # object property
