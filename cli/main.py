@@ -44,6 +44,7 @@ from . import (
     providers_cmd,
     query_cmd,
     resource_cmd,
+    sandbox_cmd,
     show_cmd,
 )
 from .invocation import AppContext
@@ -184,6 +185,11 @@ def build_app() -> typer.Typer:
     app.add_typer(config_cmd.app, name="config")
     app.command("init")(init_cmd.init)
     app.add_typer(project_cmd.app, name="project")
+    sandbox_cmd.register_project_commands(project_cmd.app)
+    # The plan group; its sandbox verbs come from sandbox_cmd (plans adds the lifecycle verbs).
+    plan_app = typer.Typer(help="Plans: lifecycle, decisions, sandboxes and apply.", no_args_is_help=True)
+    sandbox_cmd.register_plan_commands(plan_app)
+    app.add_typer(plan_app, name="plan")
     app.add_typer(resource_cmd.app, name="resource")
     app.add_typer(graph_cmd.app, name="graph")
     app.add_typer(query_cmd.app, name="query")

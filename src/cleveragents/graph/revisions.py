@@ -22,6 +22,7 @@ content hash (directories, plans) get a revision on any change, as before.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -50,6 +51,10 @@ INFORMATION_UNIT = ox.NamedNode(uko.InformationUnit)
 TEMPORAL_PREDICATES = frozenset(UKO + n for n in ("validFrom", "validUntil", "isCurrent", "isRevisionOf"))
 
 Triple = tuple[object, object, object]
+
+
+# The IRI suffix of a revision node (no backslash: the pattern is also used in SPARQL).
+REVISION_SUFFIX = re.compile(r"@r[0-9]+$")
 
 
 def revision_node(entity: ox.NamedNode, revision: int) -> ox.NamedNode:

@@ -156,6 +156,7 @@ fragmentPath: Final = "https://cleveragents.ai/ontology/ca#fragmentPath"  # data
 fragmentResource: Final = "https://cleveragents.ai/ontology/ca#fragmentResource"  # datatype property
 fragmentRevision: Final = "https://cleveragents.ai/ontology/ca#fragmentRevision"  # datatype property
 fragmentText: Final = "https://cleveragents.ai/ontology/ca#fragmentText"  # datatype property
+fragmentView: Final = "https://cleveragents.ai/ontology/ca#fragmentView"  # datatype property
 fromAction: Final = "https://cleveragents.ai/ontology/ca#fromAction"  # object property
 gitCommit: Final = "https://cleveragents.ai/ontology/ca#gitCommit"  # datatype property
 guidance: Final = "https://cleveragents.ai/ontology/ca#guidance"  # datatype property
