@@ -16,8 +16,8 @@ from cleveragents.errors import UsageError
 from cleveragents.output import ColumnDef
 from cleveragents.services import sandboxes, validation_commands
 
-from .context import get_context
 from .graph_cmd import agent_name, workspace
+from .invocation import get_context
 from .rendering import record, render_commit, reporting_violations
 
 PlanRef = Annotated[str, typer.Argument(help="Plan ULID or IRI.")]
