@@ -72,7 +72,10 @@ INSTRUCTIONS = (
 
 def identity_of(ctx: Context, settings: ServerSettings) -> str:
     """Who is calling, for the audit log: the HTTP guard's identity, else the stdio user."""
-    request = ctx.request_context.request
+    try:
+        request = ctx.request_context.request
+    except ValueError:  # called in process, not over MCP: the A2A server runs its tasks so
+        return f"a2a:{settings.user}"
     state = getattr(request, "scope", {}).get("state", {}) if request is not None else {}
     who = state.get("cleveragents_identity") if isinstance(state, dict) else None
     return f"mcp:{settings.user}:{who or 'stdio'}"
