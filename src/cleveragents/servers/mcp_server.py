@@ -229,9 +229,18 @@ def build_mcp_server(ops: Operations, settings: ServerSettings) -> MCPServer:
         to_revision: Annotated[
             str, Field(min_length=1, max_length=200, description="Revision, ISO time, git sha or 'head'")
         ] = "head",
+        include: Annotated[
+            str,
+            Field(
+                pattern=r"^(all|[a-z, ]+)$",
+                max_length=100,
+                description="Kinds, comma-separated: definitions, docstrings, imports, attributes, or all",
+            ),
+        ] = "definitions",
     ) -> models.Changes:
-        """The entities that changed between two revisions (or git shas), with how often."""
-        return await run(lambda: ops.changes_between(from_revision, to_revision))
+        """What changed between two revisions (or git shas), entity by entity: added, removed,
+        changed, formatting only, or moved."""
+        return await run(lambda: ops.changes_between(from_revision, to_revision, include=include))
 
     @server.tool(annotations=READ if settings.read_only else WRITE)
     async def assemble_context(

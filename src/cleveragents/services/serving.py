@@ -162,22 +162,29 @@ class WorkspaceOperations:
         ]
         return models.Blame(iri=parse_iri(iri).value, lines=lines)
 
-    def changes_between(self, old: str, new: str) -> models.Changes:
+    def changes_between(self, old: str, new: str, *, include: str = "definitions") -> models.Changes:
         from cleveragents.graph.history import resolve_revision
         from cleveragents.services.query_runner import evaluate
 
         query = named_queries.get("entities-changed")
         with self.ws.reader() as store:
             a, b = resolve_revision(store, old), resolve_revision(store, new)
-            outcome = evaluate(store, query.text, None, named_queries.bind(query, {"from": str(a), "to": str(b)}))
+            bindings = named_queries.bind(query, {"from": str(a), "to": str(b), "include": include})
+            outcome = evaluate(store, query.text, None, bindings)
         commits = [c for c in graph_service.log(self.ws) if a < c.revision <= b]
+
+        def text(row: dict, key: str) -> str | None:
+            return row[key].value if row.get(key) is not None else None
+
         entities = [
             models.ChangedEntity(
                 entity=row["entity"].value,
-                name=row["name"].value if row.get("name") is not None else None,
-                path=row["path"].value if row.get("path") is not None else None,
-                changes=int(row["changes"].value),
-                shas=[s for s in (row["shas"].value if row.get("shas") is not None else "").split() if s],
+                change=str(text(row, "change")),
+                kind=str(text(row, "kind")),
+                name=text(row, "name"),
+                path=text(row, "path"),
+                from_range=text(row, "fromRange"),
+                to_range=text(row, "toRange"),
             )
             for row in outcome.rows
         ]
