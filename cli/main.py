@@ -48,6 +48,7 @@ from . import (
     query_cmd,
     resource_cmd,
     sandbox_cmd,
+    serve_cmd,
     show_cmd,
 )
 from .invocation import AppContext
@@ -203,6 +204,7 @@ def build_app() -> typer.Typer:
     app.add_typer(providers_cmd.app, name="providers")
     app.add_typer(actor_cmd.app, name="actor")
     app.add_typer(mcp_cmd.app, name="mcp")
+    app.command("serve")(serve_cmd.serve_command)
     app.command("index")(index_cmd.index_command)
     app.command("show")(show_cmd.show_command)
     return app

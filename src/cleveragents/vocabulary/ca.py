@@ -8,6 +8,7 @@ from typing import Final
 PREFIX: Final = "ca"
 NAMESPACE: Final = "https://cleveragents.ai/ontology/ca#"
 
+A2ATask: Final = "https://cleveragents.ai/ontology/ca#A2ATask"  # class
 Action: Final = "https://cleveragents.ai/ontology/ca#Action"  # class
 ActionArgument: Final = "https://cleveragents.ai/ontology/ca#ActionArgument"  # class
 ActionPhase: Final = "https://cleveragents.ai/ontology/ca#ActionPhase"  # individual
@@ -49,6 +50,7 @@ User: Final = "https://cleveragents.ai/ontology/ca#User"  # class
 Validation: Final = "https://cleveragents.ai/ontology/ca#Validation"  # class
 ValidationCommands: Final = "https://cleveragents.ai/ontology/ca#ValidationCommands"  # class
 ValidationRun: Final = "https://cleveragents.ai/ontology/ca#ValidationRun"  # class
+a2aContextId: Final = "https://cleveragents.ai/ontology/ca#a2aContextId"  # datatype property
 actionState: Final = "https://cleveragents.ai/ontology/ca#actionState"  # datatype property
 actorOptions: Final = "https://cleveragents.ai/ontology/ca#actorOptions"  # datatype property
 actorReasoning: Final = "https://cleveragents.ai/ontology/ca#actorReasoning"  # datatype property
@@ -260,6 +262,8 @@ supersedes: Final = "https://cleveragents.ai/ontology/ca#supersedes"  # object p
 syntaxFingerprint: Final = "https://cleveragents.ai/ontology/ca#syntaxFingerprint"  # datatype property
 tag: Final = "https://cleveragents.ai/ontology/ca#tag"  # datatype property
 targetsProject: Final = "https://cleveragents.ai/ontology/ca#targetsProject"  # object property
+taskPayload: Final = "https://cleveragents.ai/ontology/ca#taskPayload"  # datatype property
+taskState: Final = "https://cleveragents.ai/ontology/ca#taskState"  # datatype property
 testCommand: Final = "https://cleveragents.ai/ontology/ca#testCommand"  # datatype property
 threadId: Final = "https://cleveragents.ai/ontology/ca#threadId"  # datatype property
 timedOut: Final = "https://cleveragents.ai/ontology/ca#timedOut"  # datatype property
