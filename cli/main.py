@@ -35,6 +35,7 @@ from . import (
     actor_cmd,
     config_cmd,
     context_cmd,
+    diagnostics_cmd,
     graph_cmd,
     index_cmd,
     init_cmd,
@@ -207,6 +208,7 @@ def build_app() -> typer.Typer:
     app.command("serve")(serve_cmd.serve_command)
     app.command("index")(index_cmd.index_command)
     app.command("show")(show_cmd.show_command)
+    app.command("diagnostics")(diagnostics_cmd.diagnostics_command)
     return app
 
 
