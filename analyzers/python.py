@@ -27,6 +27,7 @@ the associated tests live in other files and are appended by whoever follows the
 
 from __future__ import annotations
 
+import ast
 import builtins
 import inspect
 import re
@@ -281,6 +282,58 @@ def _parsed(data: bytes) -> ts.Tree:
 
 _POSITION = attrgetter("start_byte", "end_byte")
 
+# What Python's grammar leaves out of a definition's formatting-free token stream: comments,
+# the parentheses Black adds or removes where they change nothing (around a whole expression
+# or an unpacking target), and the layout of string literals (quotes, escapes): ``ast``
+# sees none of these. Blocks, which indentation alone encodes, become tokens.
+_FINGERPRINT_QUERY = (
+    "(comment) @comment (string) @string (block) @block (tuple) @tuple (tuple_pattern) @tuple"
+    " (parenthesized_expression) @paren"
+)
+_FREE_TUPLE = frozenset({"for_statement", "for_in_clause", "assignment", "return_statement", "expression_statement"})
+_WHOLE_EXPRESSION = frozenset(
+    {
+        "assignment",
+        "augmented_assignment",
+        "return_statement",
+        "expression_statement",
+        "argument_list",
+        "keyword_argument",
+        "if_statement",
+        "elif_clause",
+        "while_statement",
+        "assert_statement",
+        "parenthesized_expression",
+    }
+)
+
+
+def _string_token(text: bytes) -> bytes:
+    """A string literal by its value (``'a'`` and ``"a"`` are one token); f-strings as written."""
+    quote = min((i for i in (text.find(b"'"), text.find(b'"')) if i >= 0), default=0)
+    if b"f" in text[:quote].lower():
+        return text
+    try:
+        return b"str:" + repr(ast.literal_eval(text.decode("utf-8"))).encode()
+    except (ValueError, SyntaxError, UnicodeDecodeError, MemoryError, RecursionError):
+        return text
+
+
+def _fingerprints(tree: ts.Tree, data: bytes) -> tsh.Fingerprints:
+    found = tsh.captured_ranges(tree_sitter_python.language, _FINGERPRINT_QUERY, tree.root_node)
+    dropped = [(n.start_byte, n.end_byte) for n in found.get("comment", ())]
+    for kind, free in (("tuple", _FREE_TUPLE), ("paren", _WHOLE_EXPRESSION)):
+        for node in found.get(kind, ()):
+            parent = node.parent
+            if parent is not None and parent.type in free and node.child_count >= 2:
+                first, last = node.children[0], node.children[-1]
+                if first.type == "(" and last.type == ")":
+                    dropped += [(first.start_byte, first.end_byte), (last.start_byte, last.end_byte)]
+    literals = [(n.start_byte, n.end_byte, _string_token(n.text or b"")) for n in found.get("string", ())]
+    marks = [(n.start_byte, b"<block>") for n in found.get("block", ())]
+    marks += [(n.end_byte, b"</block>") for n in found.get("block", ())]
+    return tsh.Fingerprints(data, dropped, literals, marks)
+
 
 def _inside(regions: list[tuple[int, int]], starts: list[int], position: int) -> bool:
     """Whether ``position`` falls in one of the sorted, disjoint ``regions`` (``starts`` are theirs)."""
@@ -496,6 +549,8 @@ class _FileAnalyzer:
                 for scope in self.scopes:
                     if TEST_FUNCTION in scope.entity.types:
                         self.tested_callable(scope)
+        with isolation.phase("fingerprints"):
+            tsh.add_fingerprints(self.entities, _fingerprints(self.tree, self.data))
         return isolation.finish(FileAnalysis(self.entities, self.references, problems))
 
     # -- scopes
@@ -1202,7 +1257,7 @@ def render(request: RenderRequest) -> str:
 
 class PythonAnalyzer:
     name = "python"
-    version = "1"
+    version = "2"
 
     def handles(self, path: str) -> bool:
         return path.endswith((".py", ".pyi"))

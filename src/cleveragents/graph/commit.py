@@ -31,7 +31,7 @@ import pyoxigraph as ox
 from ulid import ULID
 
 from cleveragents.errors import CleverAgentsError, ShapeViolationError, ValidationError
-from cleveragents.graph import layout
+from cleveragents.graph import audit, layout
 from cleveragents.graph.hierarchy import TBox
 from cleveragents.graph.inference import InferenceDelta, infer, rederive_all
 from cleveragents.graph.ntriples import load_ntriples, ntriples
@@ -191,8 +191,10 @@ class CommitEngine:
         live_inferred = [n for n, iv in store.interval_graphs().items() if iv.family == "inf" and iv.is_open]
 
         added, loaded_ntriples = self._write_additions(request, added_g)
+        audit.refuse(audit.audit_records_in(raw, added_g), "add")
         clock.lap("load")
         removals, unchanged = self._locate_removals(request, added_g)
+        audit.refuse((k for k in removals if audit.is_audit_record(k)), "remove")
         added -= unchanged
         clock.lap("locate")
         # Additions already live are no-ops; additions live only as inferences replace them.

@@ -177,6 +177,8 @@ def _fragment_triples(
         triples.append((entry, _p("fragmentLines"), ox.Literal(f"{prov.line_range[0]}-{prov.line_range[1]}")))
     if prov.revision is not None:
         triples.append((entry, _p("fragmentRevision"), _int(prov.revision)))
+    if fragment.metadata.get("history"):
+        triples.append((entry, _p("fragmentView"), ox.Literal("history")))
     if not _reproducible(fragment, renderer):
         triples.append((entry, _p("fragmentText"), ox.Literal(fragment.content)))
     return triples
@@ -226,12 +228,13 @@ def load(ws: Workspace, ref: str) -> tuple[RecordedAssembly, list[str | None]]:
         props = entities.properties(store, node)
         rows = list(
             store.query(
-                f"""SELECT ?e ?i ?n ?d ?t ?s ?by ?res ?path ?lines ?rev ?dig ?text WHERE {{
+                f"""SELECT ?e ?i ?n ?d ?t ?s ?by ?res ?path ?lines ?rev ?dig ?text ?view WHERE {{
                   {node} ca:hasFragment ?e . ?e ca:fragmentIndex ?i ; ca:fragmentNode ?n ; ca:detailDepth ?d ;
                      ca:tokenCount ?t ; ca:fragmentDigest ?dig ; ca:fragmentResource ?res .
                   OPTIONAL {{ ?e ca:relevanceScore ?s }} OPTIONAL {{ ?e ca:producedByStrategy ?by }}
                   OPTIONAL {{ ?e ca:fragmentPath ?path }} OPTIONAL {{ ?e ca:fragmentLines ?lines }}
                   OPTIONAL {{ ?e ca:fragmentRevision ?rev }} OPTIONAL {{ ?e ca:fragmentText ?text }}
+                  OPTIONAL {{ ?e ca:fragmentView ?view }}
                 }} ORDER BY ?i"""
             )
         )
@@ -260,7 +263,7 @@ def load(ws: Workspace, ref: str) -> tuple[RecordedAssembly, list[str | None]]:
                 token_count=int(row["t"].value),
                 relevance_score=float(value(row, "s") or 0.0),
                 provenance=provenance,
-                metadata={"digest": row["dig"].value},
+                metadata={"digest": row["dig"].value, **({"history": True} if value(row, "view") else {})},
             )
         )
     one = lambda name: entities.single(props, CA + name)  # noqa: E731

@@ -11,8 +11,8 @@ from typing import Any
 import pyoxigraph as ox
 
 from cleveragents.errors import NotFoundError, QueryTimeoutError, ValidationError
+from cleveragents.graph import audit, layout
 from cleveragents.graph import history as hist
-from cleveragents.graph import layout
 from cleveragents.graph.commit import CommitRequest, CommitResult
 from cleveragents.graph.sparql_guard import refuse_services
 from cleveragents.graph.store import syntax_error
@@ -112,6 +112,29 @@ def import_file(
     with ws.writer() as session:
         return session.commit(
             CommitRequest(add_ntriples=ntriples, message=message or f"import {path.name}", cause="import", agent=agent)
+        )
+
+
+def clear_preview(ws: Workspace) -> tuple[int, int]:
+    """(nodes, triples) that ``clear`` would remove from the current state."""
+    with ws.reader() as store:
+        subjects, triples = audit.content_subjects(store)
+        return len(subjects), triples
+
+
+def clear(ws: Workspace, *, message: str = "", agent: str = "cleveragents") -> CommitResult:
+    """Remove every content triple from the current state, as one commit in the log.
+    History (earlier revisions stay queryable with --as-of), the commit log, the
+    ontology and the shapes are kept."""
+    with ws.writer() as session:
+        subjects, _ = audit.content_subjects(session.store)
+        return session.commit(
+            CommitRequest(
+                retract_subjects=subjects,
+                message=message or "clear: remove all content from the current state",
+                cause="clear",
+                agent=agent,
+            )
         )
 
 
