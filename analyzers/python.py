@@ -460,6 +460,9 @@ class _Scope:
     first_param: str = ""
     members: dict[str, _Scope] = field(default_factory=dict)  # nested definitions, the first one per name
     bases: list[str] = field(default_factory=list)  # qualified names of the resolved bases
+    # A base outside this package (or unresolved, a builtin included): a member not found in
+    # the class or its resolved bases may come from there, so no bare-name guess is honest.
+    foreign_base: bool = False
     is_protocol: bool = False
 
 
@@ -705,9 +708,12 @@ class _FileAnalyzer:
                 entity.add(MODIFIERS, "abstract")
             resolved.append((dotted, self.resolve(dotted, scope.parent), _name_position(base)))
         line = scope.node.start_point[0] + 1
+        package = self.module.split(".", 1)[0]
         for dotted, qualified, at in resolved:
             if qualified is not None:
                 scope.bases.append(qualified)
+            if qualified is None or qualified.split(".", 1)[0] != package:
+                scope.foreign_base = True
             if qualified is None and dotted in _BUILTINS:
                 continue
             targets = ((qualified, SCOPE_CONFIDENCE),) if qualified else self.star_targets(dotted)
@@ -897,23 +903,32 @@ class _FileAnalyzer:
         if dotted is None:
             receiver, _, method = text.rpartition(".")
             method = method.strip()
-            if owner is not None and owner.bases and "".join(receiver.split()) == "super()":
-                targets = tuple((f"{base}.{method}", INHERITED_CONFIDENCE) for base in owner.bases)
-                return [(targets, self.distinctive(method))]
+            if "".join(receiver.split()) == "super()":
+                # Through the bases only: a bare-name match would find the class's own method.
+                targets = tuple((f"{base}.{method}", INHERITED_CONFIDENCE) for base in owner.bases) if owner else ()
+                return [(targets, None)] if targets else []
             simple = self.distinctive(method)
-            return [((), simple)] if simple else []
+            return [((), simple)] if simple and not self.is_self_name(method, scope) else []
         head, _, rest = dotted.partition(".")
         method = dotted.rsplit(".", 1)[-1]
         receivers = ("self", "cls", method_scope.first_param) if method_scope is not None else ()
         if owner is not None and "." not in rest and head in receivers:
             targets = ((f"{owner.qualname}.{rest}", RECEIVER_CONFIDENCE),)
             targets += tuple((f"{base}.{rest}", INHERITED_CONFIDENCE) for base in owner.bases)
-            return [(targets, self.distinctive(method))]
+            # Not in the class or its bases here: a bare-name guess is honest only when every
+            # base is in this package (then the member is somewhere up its chain).
+            return [(targets, None if owner.foreign_base else self.distinctive(method))]
         qualified = None if scope is not None and head in scope.visible else self.resolve(dotted, scope)
         if qualified is not None:
             return [(((qualified, SCOPE_CONFIDENCE),), self.distinctive(method))]
         simple = self.distinctive(method)
-        return [((), simple)] if simple else []
+        return [((), simple)] if simple and not self.is_self_name(method, scope) else []
+
+    @staticmethod
+    def is_self_name(method: str, scope: _Scope | None) -> bool:
+        """``x.get()`` inside ``def get``: a bare-name match would mostly make the caller call
+        itself (a delegation to another object's method of the same name), not recursion."""
+        return scope is not None and scope.name == method
 
     @staticmethod
     def distinctive(name: str) -> str | None:
@@ -1257,7 +1272,7 @@ def render(request: RenderRequest) -> str:
 
 class PythonAnalyzer:
     name = "python"
-    version = "2"
+    version = "3"
 
     def handles(self, path: str) -> bool:
         return path.endswith((".py", ".pyi"))
