@@ -309,9 +309,12 @@ _WHOLE_EXPRESSION = frozenset(
 
 
 def _string_token(text: bytes) -> bytes:
-    """A string literal by its value (``'a'`` and ``"a"`` are one token); f-strings as written."""
-    quote = min((i for i in (text.find(b"'"), text.find(b'"')) if i >= 0), default=0)
-    if b"f" in text[:quote].lower():
+    """A string literal by its value (quotes and escapes are layout); f-strings as written."""
+    if text[:1] in (b"'", b'"') and b"\\" not in text:  # no prefix, no escape: the value is the inside
+        quote = 3 if text[:3] in (b"'''", b'"""') else 1
+        return b"str:" + repr(text[quote:-quote].decode("utf-8", "replace")).encode()  # as literal_eval would
+    prefix = text[: len(text) - len(text.lstrip(b"rRbBuUfF"))]
+    if b"f" in prefix.lower():
         return text
     try:
         return b"str:" + repr(ast.literal_eval(text.decode("utf-8"))).encode()
