@@ -18,7 +18,7 @@ import typer
 from typer.core import TyperGroup
 
 from cleveragents import __version__
-from cleveragents.errors import Interrupted
+from cleveragents.errors import Interrupted, UsageError
 from cleveragents.output import OutputSession, available_formats
 from cleveragents.output.failures import (
     exit_code_for,
@@ -31,20 +31,25 @@ from cleveragents.output.human import CANCELLED_MESSAGE
 from cleveragents.processes import terminate_as_interrupt
 
 from . import (
+    action_cmd,
     actor_cmd,
     config_cmd,
     context_cmd,
+    diagnostics_cmd,
     graph_cmd,
     index_cmd,
     init_cmd,
+    invariant_cmd,
     lsp_cmd,
     mcp_cmd,
     ontology_cmd,
+    plan_cmd,
     project_cmd,
     providers_cmd,
     query_cmd,
     resource_cmd,
     sandbox_cmd,
+    serve_cmd,
     show_cmd,
 )
 from .invocation import AppContext
@@ -186,21 +191,24 @@ def build_app() -> typer.Typer:
     app.command("init")(init_cmd.init)
     app.add_typer(project_cmd.app, name="project")
     sandbox_cmd.register_project_commands(project_cmd.app)
-    # The plan group; its sandbox verbs come from sandbox_cmd (plans adds the lifecycle verbs).
-    plan_app = typer.Typer(help="Plans: lifecycle, decisions, sandboxes and apply.", no_args_is_help=True)
-    sandbox_cmd.register_plan_commands(plan_app)
-    app.add_typer(plan_app, name="plan")
+    # The plan group: the lifecycle verbs of plan_cmd and the sandbox verbs of sandbox_cmd.
+    sandbox_cmd.register_plan_commands(plan_cmd.app)
     app.add_typer(resource_cmd.app, name="resource")
     app.add_typer(graph_cmd.app, name="graph")
     app.add_typer(query_cmd.app, name="query")
     app.add_typer(ontology_cmd.app, name="ontology")
     app.add_typer(lsp_cmd.app, name="lsp")
     app.add_typer(context_cmd.app, name="context")
+    app.add_typer(action_cmd.app, name="action")
+    app.add_typer(plan_cmd.app, name="plan")
+    app.add_typer(invariant_cmd.app, name="invariant")
     app.add_typer(providers_cmd.app, name="providers")
     app.add_typer(actor_cmd.app, name="actor")
     app.add_typer(mcp_cmd.app, name="mcp")
+    app.command("serve")(serve_cmd.serve_command)
     app.command("index")(index_cmd.index_command)
     app.command("show")(show_cmd.show_command)
+    app.command("diagnostics")(diagnostics_cmd.diagnostics_command)
     return app
 
 
@@ -228,6 +236,26 @@ def _fail(state: AppContext, exc: BaseException) -> int:
     return exit_code_for(exc)
 
 
+def _usage_error(exc: ClickException) -> UsageError:
+    """The parser's complaint in the spec's form (``Error [400] USAGE: ...``), with the
+    help command of the command it was parsing as the suggestion."""
+    ctx = getattr(exc, "ctx", None)
+    command = ctx.command_path if ctx is not None else PROG
+    return UsageError(exc.format_message(), suggestions=[f"{command} --help"])
+
+
+def _format_in(args: list[str]) -> str | None:
+    """The ``--format`` value written anywhere on a command line that did not parse."""
+    for i, token in enumerate(args):
+        if token == "--":
+            break
+        if token == "--format" and i + 1 < len(args):
+            return args[i + 1]
+        if token.startswith("--format="):
+            return token.split("=", 1)[1]
+    return None
+
+
 def run(argv: Sequence[str] | None = None, *, cli: typer.Typer | None = None) -> int:
     """Console-script entry point (``agents``/``cleveragents``); returns the exit code."""
     command = typer.main.get_command(cli or app)
@@ -238,8 +266,10 @@ def run(argv: Sequence[str] | None = None, *, cli: typer.Typer | None = None) ->
     try:
         result = command.main(args=args, prog_name=PROG, standalone_mode=False, obj=state)
     except ClickException as exc:  # usage errors (exit 2) and other parser errors
-        exc.show()
-        return exc.exit_code
+        written = _format_in(args)
+        if written and written != state.format_flag:  # a --format the parser never reached
+            state.format, state.format_flag = None, written
+        return _fail(state, _usage_error(exc))
     except typer.Abort:
         typer.echo("Aborted!", err=True)
         return 1

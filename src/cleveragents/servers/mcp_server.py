@@ -72,7 +72,10 @@ INSTRUCTIONS = (
 
 def identity_of(ctx: Context, settings: ServerSettings) -> str:
     """Who is calling, for the audit log: the HTTP guard's identity, else the stdio user."""
-    request = ctx.request_context.request
+    try:
+        request = ctx.request_context.request
+    except ValueError:  # called in process, not over MCP: the A2A server runs its tasks so
+        return f"a2a:{settings.user}"
     state = getattr(request, "scope", {}).get("state", {}) if request is not None else {}
     who = state.get("cleveragents_identity") if isinstance(state, dict) else None
     return f"mcp:{settings.user}:{who or 'stdio'}"
@@ -226,9 +229,18 @@ def build_mcp_server(ops: Operations, settings: ServerSettings) -> MCPServer:
         to_revision: Annotated[
             str, Field(min_length=1, max_length=200, description="Revision, ISO time, git sha or 'head'")
         ] = "head",
+        include: Annotated[
+            str,
+            Field(
+                pattern=r"^(all|[a-z, ]+)$",
+                max_length=100,
+                description="Kinds, comma-separated: definitions, docstrings, imports, attributes, or all",
+            ),
+        ] = "definitions",
     ) -> models.Changes:
-        """The entities that changed between two revisions (or git shas), with how often."""
-        return await run(lambda: ops.changes_between(from_revision, to_revision))
+        """What changed between two revisions (or git shas), entity by entity: added, removed,
+        changed, formatting only, or moved."""
+        return await run(lambda: ops.changes_between(from_revision, to_revision, include=include))
 
     @server.tool(annotations=READ if settings.read_only else WRITE)
     async def assemble_context(
@@ -358,3 +370,34 @@ def _register_prompts(server: MCPServer) -> None:
             "what moved, and callers to see what the change can break.\n"
             "Then list the behavioural changes, their risk, and what to test."
         )
+
+
+async def serve_stdio(server: MCPServer) -> None:
+    """Serve over stdin/stdout, answering a line that is not JSON-RPC with a JSON-RPC
+    parse error (id null), as JSON-RPC 2.0 asks; the SDK's stdio transport only drops it.
+
+    Runs the SDK's low-level server on the transport's streams with a relay between them;
+    the SDK's own in-process client reaches the low-level server the same way.
+    """
+    from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
+    from mcp.types import PARSE_ERROR, ErrorData, JSONRPCError
+
+    lowlevel = server._lowlevel_server  # private: the SDK has no public way to run on given streams
+    async with stdio_server() as (read_stream, write_stream):
+        relay_in, relay_out = anyio.create_memory_object_stream[SessionMessage | Exception](16)
+
+        async def relay() -> None:
+            async with relay_in:
+                async for item in read_stream:
+                    if isinstance(item, Exception):
+                        reason = str(item).splitlines()[0] if str(item) else type(item).__name__
+                        error = ErrorData(code=PARSE_ERROR, message=f"Parse error: not a JSON-RPC message ({reason})")
+                        await write_stream.send(SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=error)))
+                    else:
+                        await relay_in.send(item)
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(relay)
+            await lowlevel.run(relay_out, write_stream, lowlevel.create_initialization_options())
+            tasks.cancel_scope.cancel()
