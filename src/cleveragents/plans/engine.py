@@ -493,9 +493,8 @@ class PlanEngine:
             result = self.store.query(sparql)
             if isinstance(result, bool):
                 return [{"result": result}]
-            return [
-                {k: (row[k].value if row[k] is not None else None) for k in result.variables_names()} for row in result
-            ]  # type: ignore[attr-defined]
+            names = [v.value for v in result.variables]  # type: ignore[union-attr]
+            return [{n: (row[n].value if row[n] is not None else None) for n in names} for row in result]
 
         ctx = PlanContext(
             plan=plan,

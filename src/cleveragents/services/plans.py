@@ -14,7 +14,7 @@ import pyoxigraph as ox
 
 from cleveragents.errors import DependencyMissingError, ValidationError
 from cleveragents.graph.workspace import Workspace, WriteSession
-from cleveragents.plans import actions, corrections, decisions, invariants, lifecycle, records
+from cleveragents.plans import actions, corrections, decisions, invariants, lifecycle, provenance, records
 from cleveragents.plans import tools as plan_tools
 from cleveragents.plans.actions import ActionDefinition
 from cleveragents.plans.actor import Actor, AwaitingApproval
@@ -143,7 +143,25 @@ def execute(ws: Workspace, ref: str | None, *, agent: str) -> PlanRecord:
 
 
 def apply(ws: Workspace, ref: str, *, agent: str) -> PlanRecord:
-    return _verb(ws, ref, "apply", agent=agent)
+    """Apply, then re-index the plan's resources in the same store and link each entity
+    revision the plan's changes produced to the decision behind it."""
+    plan = _verb(ws, ref, "apply", agent=agent)
+    if plan.state == "applied":
+        reindex_and_link(ws, plan, agent=agent)
+    return plan
+
+
+def reindex_and_link(ws: Workspace, plan: PlanRecord, *, agent: str) -> None:
+    from cleveragents.services import indexing
+
+    with ws.reader() as store:
+        infos = sandboxes.plan_resources(store, plan.node)
+    summaries = indexing.index(ws, infos, agent=agent)
+    with ws.writer() as session:
+        for summary in summaries:
+            revision = getattr(summary, "revision", None)
+            if revision:
+                provenance.link_applied_changes(session, plan, int(revision), agent=agent)
 
 
 def resume(ws: Workspace, ref: str | None, *, agent: str) -> PlanRecord:
