@@ -45,6 +45,7 @@ from . import (
     query_cmd,
     resource_cmd,
     show_cmd,
+    tool_cmd,
 )
 from .context import AppContext
 
@@ -192,6 +193,8 @@ def build_app() -> typer.Typer:
     app.add_typer(context_cmd.app, name="context")
     app.add_typer(providers_cmd.app, name="providers")
     app.add_typer(actor_cmd.app, name="actor")
+    app.add_typer(tool_cmd.app, name="tool")
+    app.add_typer(tool_cmd.validation_app, name="validation")
     app.add_typer(mcp_cmd.app, name="mcp")
     app.command("index")(index_cmd.index_command)
     app.command("show")(show_cmd.show_command)
