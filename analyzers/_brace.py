@@ -4,8 +4,8 @@ Speed: walking every node from Python costs about 7 µs a node, so the analyzers
 the declaration structure and find calls with a tree-sitter query (run in C), attributing each
 to the innermost body that encloses it (``Owners``).
 
-Rendering: this module owns what every level shows (core-concepts.md, "DetailDepth and
-DetailLevelMap"); a language describes its syntax by subclassing ``BraceSyntax``:
+Rendering: this module owns what every level shows (the levels are the uko-oo effective
+DetailLevelMap, ``vocabulary.detail_levels.UKO_OO``); a language describes its syntax by subclassing ``BraceSyntax``:
 
 - MODULE_LISTING .. MEMBER_SUMMARY: an outline of names (dependencies, members, trait and
   embedding relations, first doc lines);
@@ -29,31 +29,18 @@ from typing import Generic, TypeVar
 import tree_sitter as ts
 
 from cleveragents.indexing.model import Entity, RenderRequest, Span
-from cleveragents.terms import UKO_CODE
+from cleveragents.vocabulary import detail_levels, uko_code
 
 from . import _treesitter as tsu
 from ._isolation import Isolation
 
-LEVELS = (
-    "MODULE_LISTING",
-    "MODULE_GRAPH",
-    "MEMBER_LISTING",
-    "CLASS_HIERARCHY",
-    "MEMBER_SUMMARY",
-    "SIGNATURES",
-    "SIGNATURES_WITH_DOCS",
-    "VISIBILITY_ANNOTATED",
-    "STRUCTURAL_OUTLINE",
-    "KEY_LOGIC",
-    "NEAR_COMPLETE",
-    "FULL_SOURCE",
-)
+LEVELS = detail_levels.UKO_OO  # the maps of uko-rs and uko-go add nothing to uko-oo's
 RANK = {name: rank for rank, name in enumerate(LEVELS)}
 (GRAPH, MEMBERS, HIERARCHY, SUMMARY, SIGNATURES, DOCS, VISIBILITY, OUTLINE, KEY, NEAR, FULL) = range(1, 12)
 
-QUALIFIED_NAME = UKO_CODE + "qualifiedName"
-DOCSTRING = UKO_CODE + "docstring"
-DOC = UKO_CODE + "Docstring"
+QUALIFIED_NAME = uko_code.qualifiedName
+DOCSTRING = uko_code.docstring
+DOC = uko_code.Docstring
 _SPACE = re.compile(r"\s+")
 LINE_LIMIT = 120
 # A query is linear in the tree, except in an ERROR node with many children (thousands of

@@ -19,33 +19,33 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 from cleveragents.indexing.model import Entity, FileAnalysis, Problem, Reference, RenderRequest, Span, Value
-from cleveragents.terms import UKO_INFRA
+from cleveragents.vocabulary import detail_levels, uko_infra
 
-CONFIG_FILE = UKO_INFRA + "ConfigFile"
-CONFIG_BLOCK = UKO_INFRA + "ConfigBlock"
-CONFIG_KEY = UKO_INFRA + "ConfigKey"
-ENV_VAR = UKO_INFRA + "EnvironmentVariable"
-SERVICE = UKO_INFRA + "Service"
-DEPLOYMENT_UNIT = UKO_INFRA + "DeploymentUnit"
-PORT = UKO_INFRA + "Port"
-ENDPOINT = UKO_INFRA + "Endpoint"
+CONFIG_FILE = uko_infra.ConfigFile
+CONFIG_BLOCK = uko_infra.ConfigBlock
+CONFIG_KEY = uko_infra.ConfigKey
+ENV_VAR = uko_infra.EnvironmentVariable
+SERVICE = uko_infra.Service
+DEPLOYMENT_UNIT = uko_infra.DeploymentUnit
+PORT = uko_infra.Port
+ENDPOINT = uko_infra.Endpoint
 
-CONNECTS_TO = UKO_INFRA + "connectsTo"
-EXPOSES = UKO_INFRA + "exposes"
-USES_CONFIG = UKO_INFRA + "usesConfig"
+CONNECTS_TO = uko_infra.connectsTo
+EXPOSES = uko_infra.exposes
+USES_CONFIG = uko_infra.usesConfig
 
-KEY_PATH = UKO_INFRA + "keyPath"
-CONFIG_VALUE = UKO_INFRA + "configValue"
-IS_SECRET = UKO_INFRA + "isSecret"
-IMAGE = UKO_INFRA + "image"
-PORT_NUMBER = UKO_INFRA + "portNumber"
-PUBLISHED_PORT = UKO_INFRA + "publishedPort"
-PROTOCOL = UKO_INFRA + "protocol"
-REPLICAS = UKO_INFRA + "replicas"
-RESOURCE_KIND = UKO_INFRA + "resourceKind"
-CLUSTER_NAMESPACE = UKO_INFRA + "clusterNamespace"
-HOST_NAME = UKO_INFRA + "hostName"
-ROUTE_PATH = UKO_INFRA + "routePath"
+KEY_PATH = uko_infra.keyPath
+CONFIG_VALUE = uko_infra.configValue
+IS_SECRET = uko_infra.isSecret
+IMAGE = uko_infra.image
+PORT_NUMBER = uko_infra.portNumber
+PUBLISHED_PORT = uko_infra.publishedPort
+PROTOCOL = uko_infra.protocol
+REPLICAS = uko_infra.replicas
+RESOURCE_KIND = uko_infra.resourceKind
+CLUSTER_NAMESPACE = uko_infra.clusterNamespace
+HOST_NAME = uko_infra.hostName
+ROUTE_PATH = uko_infra.routePath
 
 MASK = "****"
 # Caps that keep big files (pyproject.toml, CRDs, alias bombs) lean; beyond them content
@@ -592,17 +592,7 @@ def _expands(node: Node, depth: int) -> bool:
 
 # ── Rendering ──────────────────────────────────────────────────────
 
-LEVELS = {
-    "SERVICE_LISTING": 0,
-    "SERVICE_GRAPH": 1,
-    "ENDPOINT_LISTING": 2,
-    "ENDPOINT_DETAIL": 3,
-    "CONFIG_KEYS": 4,
-    "CONFIG_VALUES": 5,
-    "RESOURCE_LIMITS": 6,
-    "FULL_CONFIG": 7,
-    "WITH_DEPLOYMENT": 8,
-}
+LEVELS = {name: depth for depth, name in enumerate(detail_levels.UKO_INFRA)}
 FULL_CONFIG = LEVELS["FULL_CONFIG"]
 WITH_DEPLOYMENT = LEVELS["WITH_DEPLOYMENT"]
 

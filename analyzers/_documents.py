@@ -26,35 +26,35 @@ from posixpath import dirname, join, normpath, splitext
 from urllib.parse import unquote, urlsplit
 
 from cleveragents.indexing.model import Entity, FileAnalysis, Problem, Reference, RenderRequest, SourceFile, Span
-from cleveragents.terms import UKO, UKO_DOC
+from cleveragents.vocabulary import detail_levels, uko, uko_doc
 
 DOC_NS = "doc"
-DOCUMENT = UKO_DOC + "Document"
-SECTION = UKO_DOC + "Section"
-SUBSECTION = UKO_DOC + "Subsection"
-HEADING_LEVEL = UKO_DOC + "headingLevel"
-HEADING_TEXT = UKO_DOC + "headingText"
-WORD_COUNT = UKO_DOC + "wordCount"
-TOPIC_KEYWORDS = UKO_DOC + "topicKeywords"
-CODE_LANGUAGE = UKO_DOC + "codeLanguage"
-HREF = UKO_DOC + "href"
-PRECEDES = UKO_DOC + "precedes"
-CROSS_REFERENCES = UKO_DOC + "crossReferences"
-DISCUSSES_TOPIC = UKO_DOC + "discussesTopic"
-REFERENCES = UKO + "references"
+DOCUMENT = uko_doc.Document
+SECTION = uko_doc.Section
+SUBSECTION = uko_doc.Subsection
+HEADING_LEVEL = uko_doc.headingLevel
+HEADING_TEXT = uko_doc.headingText
+WORD_COUNT = uko_doc.wordCount
+TOPIC_KEYWORDS = uko_doc.topicKeywords
+CODE_LANGUAGE = uko_doc.codeLanguage
+HREF = uko_doc.href
+PRECEDES = uko_doc.precedes
+CROSS_REFERENCES = uko_doc.crossReferences
+DISCUSSES_TOPIC = uko_doc.discussesTopic
+REFERENCES = uko.references
 
 # Block kinds: the class of their entity and the stem of their key ("<section>/p3").
 KIND_CLASS = {
-    "paragraph": UKO_DOC + "Paragraph",
-    "code": UKO_DOC + "CodeBlock",
-    "list": UKO_DOC + "ListBlock",
-    "table": UKO_DOC + "Table",
-    "quote": UKO_DOC + "BlockQuote",
-    "footnote": UKO_DOC + "Footnote",
-    "citation": UKO_DOC + "Citation",
-    "figure": UKO_DOC + "Figure",
-    "toc": UKO_DOC + "TableOfContents",
-    "comment": UKO_DOC + "Comment",
+    "paragraph": uko_doc.Paragraph,
+    "code": uko_doc.CodeBlock,
+    "list": uko_doc.ListBlock,
+    "table": uko_doc.Table,
+    "quote": uko_doc.BlockQuote,
+    "footnote": uko_doc.Footnote,
+    "citation": uko_doc.Citation,
+    "figure": uko_doc.Figure,
+    "toc": uko_doc.TableOfContents,
+    "comment": uko_doc.Comment,
 }
 KEY_STEM = {
     "paragraph": "p",
@@ -71,19 +71,7 @@ KEY_STEM = {
 # Kinds whose text is prose (keywords, "see X" phrases, topic matching).
 PROSE = frozenset({"heading", "paragraph", "list", "table", "quote", "footnote", "citation", "figure"})
 
-LEVELS = (
-    "TITLE_ONLY",
-    "TABLE_OF_CONTENTS_L1",
-    "TABLE_OF_CONTENTS_L2",
-    "FULL_TOC",
-    "TOC_WITH_SUMMARIES",
-    "SECTION_OVERVIEWS",
-    "TOPIC_SENTENCES",
-    "PARAGRAPH_SUMMARIES",
-    "STRUCTURAL_DETAIL",
-    "NEAR_COMPLETE",
-    "FULL_CONTENT",
-)
+LEVELS = detail_levels.UKO_DOC
 LEVEL_DEPTH = {name: depth for depth, name in enumerate(LEVELS)}
 FULL = LEVEL_DEPTH["FULL_CONTENT"]
 

@@ -25,35 +25,23 @@ from dataclasses import dataclass, field
 
 from cleveragents.indexing.model import Entity, Reference, Span, Value
 from cleveragents.terms import UKO_DATA
+from cleveragents.vocabulary import detail_levels, uko_data
 
 NAMESPACE = "sql"
 CONFIDENCE = 0.9  # a name written in the DDL, resolved by name in the "sql" namespace
 SAMPLE_ROWS = 5  # WITH_SAMPLE_DATA: rows (or INSERT statements) per table
 
-SCHEMA = UKO_DATA + "Schema"
-TABLE = UKO_DATA + "Table"
-VIEW = UKO_DATA + "View"
-COLUMN = UKO_DATA + "Column"
-CONSTRAINT = UKO_DATA + "Constraint"
-FOREIGN_KEY = UKO_DATA + "ForeignKey"
-INDEX = UKO_DATA + "Index"
-TRIGGER = UKO_DATA + "Trigger"
-PROCEDURE = UKO_DATA + "StoredProcedure"
+SCHEMA = uko_data.Schema
+TABLE = uko_data.Table
+VIEW = uko_data.View
+COLUMN = uko_data.Column
+CONSTRAINT = uko_data.Constraint
+FOREIGN_KEY = uko_data.ForeignKey
+INDEX = uko_data.Index
+TRIGGER = uko_data.Trigger
+PROCEDURE = uko_data.StoredProcedure
 
-LEVELS = (
-    "SCHEMA_LISTING",
-    "TABLE_LISTING",
-    "COLUMN_LISTING",
-    "TYPED_COLUMNS",
-    "CONSTRAINTS",
-    "RELATIONSHIPS",
-    "INDEXES_AND_STATS",
-    "DDL",
-    "DDL_WITH_TRIGGERS",
-    "FULL_PROCEDURES",
-    "WITH_SAMPLE_DATA",
-    "FULL_CATALOG",
-)
+LEVELS = detail_levels.UKO_DATA
 TYPED, CONSTRAINTS, RELATIONSHIPS, STATS, DDL, TRIGGERS, PROCEDURES, SAMPLES, CATALOG = range(3, 12)
 
 
@@ -355,13 +343,13 @@ class _Builder:
             elif isinstance(node, Index):
                 made = self.entity(keyed, (INDEX,), node.name, node.span)
                 for column in node.columns:
-                    self.edge(made, UKO_DATA + "indexesColumn", node.table, column)
+                    self.edge(made, uko_data.indexesColumn, node.table, column)
             elif isinstance(node, Trigger):
                 made = self.entity(keyed, (TRIGGER,), node.name, node.span)
-                self.edge(made, UKO_DATA + "triggerFires", node.table)
+                self.edge(made, uko_data.triggerFires, node.table)
             elif isinstance(node, Routine):
                 made = self.entity(keyed, (PROCEDURE,), node.name.rsplit(".", 1)[-1], node.span)
-                made.add(UKO_DATA + "procedureBody", clean(node.definition))
+                made.add(uko_data.procedureBody, clean(node.definition))
                 made.symbols = _symbols(node.name, node.name.rsplit(".", 1)[-1])
         return self.entities, self.references
 
@@ -374,7 +362,7 @@ class _Builder:
         made = self.entity(keyed, (VIEW if table.view else TABLE,), table.name, table.span, **values)
         made.symbols = _symbols(table.qualified, table.name)
         for source in dict.fromkeys(table.sources):
-            self.edge(made, UKO_DATA + "viewReferences", source)
+            self.edge(made, uko_data.viewReferences, source)
 
     def column(self, keyed: Keyed, column: Column, table: Table) -> None:
         values: dict[str, Value] = {"isPrimaryKey": column.primary_key}
@@ -393,7 +381,7 @@ class _Builder:
         for column in constraint.columns:
             key = self.column_key(table, column)
             if key is not None:
-                made.links.append((UKO_DATA + "constrainsColumn", key))
+                made.links.append((uko_data.constrainsColumn, key))
         if constraint.kind != "FOREIGN KEY" or constraint.ref_table is None:
             return
         ref_columns = constraint.ref_columns
@@ -405,7 +393,7 @@ class _Builder:
             if source is None:
                 continue
             ref = ref_columns[position] if position < len(ref_columns) else None
-            self.edge(source, UKO_DATA + "foreignKeyTo", constraint.ref_table, ref)
+            self.edge(source, uko_data.foreignKeyTo, constraint.ref_table, ref)
 
 
 def build_entities(catalog: Catalog, file_entity: Entity) -> tuple[list[Entity], list[Reference]]:

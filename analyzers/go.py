@@ -16,7 +16,8 @@ import tree_sitter as ts
 import tree_sitter_go
 
 from cleveragents.indexing.model import Entity, FileAnalysis, Problem, Reference, RenderRequest, SourceFile
-from cleveragents.terms import UKO, UKO_CODE, UKO_GO, UKO_OO
+from cleveragents.terms import UKO_GO
+from cleveragents.vocabulary import uko, uko_code, uko_go, uko_oo
 
 from . import _treesitter as tsu
 from ._brace import (
@@ -36,19 +37,19 @@ from ._isolation import file_failure
 NAMESPACE = "go"
 LANGUAGE = "go"
 
-SIGNATURE = UKO_CODE + "signature"
-PARAMETERS = UKO_CODE + "hasParameters"
-RETURNS = UKO_CODE + "hasReturnType"
-VISIBILITY = UKO_CODE + "visibility"
-IMPORTED_NAME = UKO_CODE + "importedName"
-CALLS = UKO_CODE + "calls"
-TESTS = UKO_CODE + "testsCallable"
-DEPENDS_ON = UKO + "dependsOn"
-INHERITS = UKO_OO + "inheritsFrom"
-HAS_METHOD = UKO_OO + "hasMethod"
-PACKAGE_NAME = UKO_GO + "packageName"
-RECEIVER = UKO_GO + "receiverType"
-TAG = UKO_GO + "structTag"
+SIGNATURE = uko_code.signature
+PARAMETERS = uko_code.hasParameters
+RETURNS = uko_code.hasReturnType
+VISIBILITY = uko_code.visibility
+IMPORTED_NAME = uko_code.importedName
+CALLS = uko_code.calls
+TESTS = uko_code.testsCallable
+DEPENDS_ON = uko.dependsOn
+INHERITS = uko_oo.inheritsFrom
+HAS_METHOD = uko_oo.hasMethod
+PACKAGE_NAME = uko_go.packageName
+RECEIVER = uko_go.receiverType
+TAG = uko_go.structTag
 
 SOURCE_FILE, STRUCT, INTERFACE, DEFINED_TYPE, TYPE_ALIAS = (
     UKO_GO + n for n in ("SourceFile", "Struct", "Interface", "DefinedType", "TypeAlias")
@@ -56,7 +57,7 @@ SOURCE_FILE, STRUCT, INTERFACE, DEFINED_TYPE, TYPE_ALIAS = (
 FUNCTION, METHOD, FIELD, CONSTANT, VARIABLE = (
     UKO_GO + n for n in ("Function", "Method", "Field", "Constant", "Variable")
 )
-IMPORT, TEST_CASE = UKO_CODE + "Import", UKO_CODE + "TestCase"
+IMPORT, TEST_CASE = uko_code.Import, uko_code.TestCase
 
 DEFINITION = re.compile(r"\bfunc\s+(?:\([^)]*\)\s*)?\w+|\btype\s+\w+")
 # Built-in functions and conversions to predeclared types: calls to them name nothing indexed.
@@ -453,7 +454,7 @@ class _Builder(Entities):
         # No package clause (an empty or broken file at the root): the file's stem.
         self.qual = package_path(self.path, self.package) or self.path.rsplit("/", 1)[-1].removesuffix(".go")
         file = self.add("", (SOURCE_FILE,), self.path.rsplit("/", 1)[-1], None, None, self.qual)
-        file.add(UKO_CODE + "language", LANGUAGE)
+        file.add(uko_code.language, LANGUAGE)
         if self.package:
             file.add(PACKAGE_NAME, self.package)
         if package is not None:

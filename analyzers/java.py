@@ -26,25 +26,25 @@ import tree_sitter_java
 from cleveragents.analyzers._isolation import Isolation, file_failure
 from cleveragents.analyzers._treesitter import field_text, parse, problems, span, text, walk
 from cleveragents.indexing.model import Entity, FileAnalysis, Problem, Reference, RenderRequest, SourceFile
-from cleveragents.terms import UKO, UKO_CODE, UKO_JAVA, UKO_OO
+from cleveragents.vocabulary import detail_levels, uko, uko_code, uko_java, uko_oo
 
 NAMESPACE = "java"
 
-COMPILATION_UNIT = UKO_JAVA + "CompilationUnit"
-CLASS = UKO_JAVA + "Class"
-INTERFACE = UKO_JAVA + "Interface"
-ANNOTATION_TYPE = UKO_JAVA + "AnnotationType"
-METHOD = UKO_JAVA + "Method"
-CONSTRUCTOR = UKO_JAVA + "Constructor"
-FIELD = UKO_JAVA + "Field"
-IMPORT = UKO_CODE + "Import"
-DOCSTRING = UKO_CODE + "Docstring"
-TEST_CASE = UKO_CODE + "TestCase"
+COMPILATION_UNIT = uko_java.CompilationUnit
+CLASS = uko_java.Class
+INTERFACE = uko_java.Interface
+ANNOTATION_TYPE = uko_java.AnnotationType
+METHOD = uko_java.Method
+CONSTRUCTOR = uko_java.Constructor
+FIELD = uko_java.Field
+IMPORT = uko_code.Import
+DOCSTRING = uko_code.Docstring
+TEST_CASE = uko_code.TestCase
 TYPE_CLASSES = {
     "class_declaration": CLASS,
     "interface_declaration": INTERFACE,
-    "enum_declaration": UKO_JAVA + "Enum",
-    "record_declaration": UKO_JAVA + "Record",
+    "enum_declaration": uko_java.Enum,
+    "record_declaration": uko_java.Record,
     "annotation_type_declaration": ANNOTATION_TYPE,
 }
 TYPE_KEYWORDS = {
@@ -59,27 +59,27 @@ CALLABLES = CONSTRUCTORS | {"method_declaration", "annotation_type_element_decla
 FIELDS = frozenset({"field_declaration", "constant_declaration"})
 COMMENTS = frozenset({"line_comment", "block_comment"})
 
-QUALIFIED_NAME = UKO_CODE + "qualifiedName"
-LANGUAGE = UKO_CODE + "language"
-SIGNATURE = UKO_CODE + "signature"
-DOC_TEXT = UKO_CODE + "docstring"
-DECORATOR = UKO_CODE + "hasDecorator"
-VISIBILITY = UKO_CODE + "visibility"
-MODIFIERS = UKO_CODE + "modifiers"
-PARAMETERS = UKO_CODE + "hasParameters"
-RETURN_TYPE = UKO_CODE + "hasReturnType"
-IMPORTED_NAME = UKO_CODE + "importedName"
-PACKAGE_NAME = UKO_JAVA + "packageName"
-HAS_METHOD = UKO_OO + "hasMethod"
-HAS_ATTRIBUTE = UKO_OO + "hasAttribute"
+QUALIFIED_NAME = uko_code.qualifiedName
+LANGUAGE = uko_code.language
+SIGNATURE = uko_code.signature
+DOC_TEXT = uko_code.docstring
+DECORATOR = uko_code.hasDecorator
+VISIBILITY = uko_code.visibility
+MODIFIERS = uko_code.modifiers
+PARAMETERS = uko_code.hasParameters
+RETURN_TYPE = uko_code.hasReturnType
+IMPORTED_NAME = uko_code.importedName
+PACKAGE_NAME = uko_java.packageName
+HAS_METHOD = uko_oo.hasMethod
+HAS_ATTRIBUTE = uko_oo.hasAttribute
 
-CALLS = UKO_CODE + "calls"
-TESTS = UKO_CODE + "testsCallable"
-DEPENDS_ON = UKO + "dependsOn"
-IMPORTS = UKO_CODE + "imports"
-INHERITS = UKO_OO + "inheritsFrom"
-IMPLEMENTS = UKO_OO + "implements"
-THROWS = UKO_JAVA + "throws"
+CALLS = uko_code.calls
+TESTS = uko_code.testsCallable
+DEPENDS_ON = uko.dependsOn
+IMPORTS = uko_code.imports
+INHERITS = uko_oo.inheritsFrom
+IMPLEMENTS = uko_oo.implements
+THROWS = uko_java.throws
 
 # Confidence of a name resolved through an import or the enclosing scope, through a
 # receiver's declared type, and through a same-package / on-demand / inherited guess.
@@ -886,6 +886,10 @@ class Rank(IntEnum):
     KEY_LOGIC = 9
     NEAR_COMPLETE = 10
     FULL_SOURCE = 11
+
+
+if tuple(Rank.__members__) != detail_levels.UKO_JAVA:  # the ontology's map changed: so must Rank
+    raise ImportError(f"analyzers/java.py: Rank is not uko-java's DetailLevelMap {detail_levels.UKO_JAVA}")
 
 
 INDENT = "    "

@@ -44,43 +44,43 @@ import tree_sitter_python
 from cleveragents.analyzers import _treesitter as tsh
 from cleveragents.analyzers._isolation import Isolation, file_failure
 from cleveragents.indexing.model import Entity, FileAnalysis, Reference, RenderRequest, SourceFile, Value
-from cleveragents.terms import UKO, UKO_CODE, UKO_OO, UKO_PY
+from cleveragents.vocabulary import detail_levels, uko, uko_code, uko_oo, uko_py
 
 # -- vocabulary ---------------------------------------------------------------------------
 
-MODULE = UKO_PY + "Module"
-STUB_MODULE = UKO_PY + "StubModule"
-CLASS = UKO_PY + "Class"
-PROTOCOL = UKO_PY + "Protocol"
-FUNCTION = UKO_PY + "Function"
-METHOD = UKO_PY + "Method"
-TEST_FUNCTION = UKO_PY + "TestFunction"
-CONSTRUCTOR = UKO_OO + "Constructor"
-ATTRIBUTE = UKO_OO + "Attribute"
-VARIABLE = UKO_CODE + "Variable"
-IMPORT = UKO_CODE + "Import"
-DOCSTRING = UKO_CODE + "Docstring"
+MODULE = uko_py.Module
+STUB_MODULE = uko_py.StubModule
+CLASS = uko_py.Class
+PROTOCOL = uko_py.Protocol
+FUNCTION = uko_py.Function
+METHOD = uko_py.Method
+TEST_FUNCTION = uko_py.TestFunction
+CONSTRUCTOR = uko_oo.Constructor
+ATTRIBUTE = uko_oo.Attribute
+VARIABLE = uko_code.Variable
+IMPORT = uko_code.Import
+DOCSTRING = uko_code.Docstring
 
-QUALIFIED_NAME = UKO_CODE + "qualifiedName"
-LANGUAGE = UKO_CODE + "language"
-SIGNATURE = UKO_CODE + "signature"
-PARAMETERS = UKO_CODE + "hasParameters"
-RETURN_TYPE = UKO_CODE + "hasReturnType"
-DECORATOR = UKO_CODE + "hasDecorator"
-MODIFIERS = UKO_CODE + "modifiers"
-VISIBILITY = UKO_CODE + "visibility"
-DOC = UKO_CODE + "docstring"
-IMPORTED_NAME = UKO_CODE + "importedName"
-EXPORTS_NAME = UKO_PY + "exportsName"
+QUALIFIED_NAME = uko_code.qualifiedName
+LANGUAGE = uko_code.language
+SIGNATURE = uko_code.signature
+PARAMETERS = uko_code.hasParameters
+RETURN_TYPE = uko_code.hasReturnType
+DECORATOR = uko_code.hasDecorator
+MODIFIERS = uko_code.modifiers
+VISIBILITY = uko_code.visibility
+DOC = uko_code.docstring
+IMPORTED_NAME = uko_code.importedName
+EXPORTS_NAME = uko_py.exportsName
 
-DEPENDS_ON = UKO + "dependsOn"
-CALLS = UKO_CODE + "calls"
-IMPORTS = UKO_CODE + "imports"
-TESTS_CALLABLE = UKO_CODE + "testsCallable"
-INHERITS_FROM = UKO_OO + "inheritsFrom"
-IMPLEMENTS = UKO_OO + "implements"
-HAS_METHOD = UKO_OO + "hasMethod"
-HAS_ATTRIBUTE = UKO_OO + "hasAttribute"
+DEPENDS_ON = uko.dependsOn
+CALLS = uko_code.calls
+IMPORTS = uko_code.imports
+TESTS_CALLABLE = uko_code.testsCallable
+INHERITS_FROM = uko_oo.inheritsFrom
+IMPLEMENTS = uko_oo.implements
+HAS_METHOD = uko_oo.hasMethod
+HAS_ATTRIBUTE = uko_oo.hasAttribute
 
 NAMESPACE = "py"
 # Confidence guidance of the analyzer contract.
@@ -89,24 +89,8 @@ RECEIVER_CONFIDENCE = 0.8  # self./cls. on the enclosing class
 INHERITED_CONFIDENCE = 0.7  # a base class's member, a star import, a test's subject by naming
 DOC_VALUE_LIMIT = 500
 
-# The uko-py effective DetailLevelMap, in depth order (core-concepts.md).
-LEVELS = (
-    "MODULE_LISTING",
-    "MODULE_GRAPH",
-    "MEMBER_LISTING",
-    "CLASS_HIERARCHY",
-    "MEMBER_SUMMARY",
-    "SIGNATURES",
-    "SIGNATURES_WITH_DOCS",
-    "DECORATED_SIGNATURES",
-    "VISIBILITY_ANNOTATED",
-    "STRUCTURAL_OUTLINE",
-    "KEY_LOGIC",
-    "TYPE_STUBS",
-    "NEAR_COMPLETE",
-    "FULL_SOURCE",
-    "WITH_TESTS",
-)
+# The uko-py effective DetailLevelMap, in depth order.
+LEVELS = detail_levels.UKO_PY
 (
     _GRAPH,
     _LISTING,

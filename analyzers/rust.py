@@ -20,7 +20,8 @@ import tree_sitter as ts
 import tree_sitter_rust
 
 from cleveragents.indexing.model import Entity, FileAnalysis, Problem, Reference, RenderRequest, SourceFile
-from cleveragents.terms import UKO, UKO_CODE, UKO_OO, UKO_RS
+from cleveragents.terms import UKO_CODE, UKO_RS
+from cleveragents.vocabulary import uko, uko_code, uko_oo, uko_rs
 
 from . import _treesitter as tsu
 from ._brace import (
@@ -42,27 +43,27 @@ from ._isolation import file_failure
 NAMESPACE = "rust"
 LANGUAGE = "rust"
 
-SIGNATURE = UKO_CODE + "signature"
-PARAMETERS = UKO_CODE + "hasParameters"
-RETURNS = UKO_CODE + "hasReturnType"
-VISIBILITY = UKO_CODE + "visibility"
-MODIFIERS = UKO_CODE + "modifiers"
-DECORATOR = UKO_CODE + "hasDecorator"
-IMPORTED_NAME = UKO_CODE + "importedName"
-CALLS = UKO_CODE + "calls"
-TESTS = UKO_CODE + "testsCallable"
-DEPENDS_ON = UKO + "dependsOn"
-IMPLEMENTS = UKO_OO + "implements"
-INHERITS = UKO_OO + "inheritsFrom"
-HAS_METHOD = UKO_OO + "hasMethod"
-IMPL_FOR = UKO_RS + "implFor"
-LIFETIMES = UKO_RS + "lifetimeParameters"
-BOUNDS = UKO_RS + "traitBounds"
+SIGNATURE = uko_code.signature
+PARAMETERS = uko_code.hasParameters
+RETURNS = uko_code.hasReturnType
+VISIBILITY = uko_code.visibility
+MODIFIERS = uko_code.modifiers
+DECORATOR = uko_code.hasDecorator
+IMPORTED_NAME = uko_code.importedName
+CALLS = uko_code.calls
+TESTS = uko_code.testsCallable
+DEPENDS_ON = uko.dependsOn
+IMPLEMENTS = uko_oo.implements
+INHERITS = uko_oo.inheritsFrom
+HAS_METHOD = uko_oo.hasMethod
+IMPL_FOR = uko_rs.implFor
+LIFETIMES = uko_rs.lifetimeParameters
+BOUNDS = uko_rs.traitBounds
 
 CRATE, MODULE, STRUCT, ENUM, TRAIT, IMPL = (UKO_RS + n for n in ("Crate", "Module", "Struct", "Enum", "Trait", "Impl"))
 FUNCTION, METHOD, MACRO, VARIANT = (UKO_RS + n for n in ("Function", "Method", "Macro", "Variant"))
 FIELD, VARIABLE, TYPE_ALIAS = (UKO_CODE + n for n in ("Field", "Variable", "TypeAlias"))
-IMPORT, TEST_CASE = UKO_CODE + "Import", UKO_CODE + "TestCase"
+IMPORT, TEST_CASE = uko_code.Import, uko_code.TestCase
 
 DEFINITION = re.compile(r"\b(?:fn|struct|enum|union|trait|impl|mod|type|const|static|macro_rules!)\s+\w+")
 _TYPE_ITEMS = frozenset({"struct_item", "union_item", "enum_item", "trait_item", "type_item"})
@@ -560,7 +561,7 @@ class _Builder(Entities):
         self.scopes.append(file_scope)
         types = file_types(self.path)
         entity = self.add("", types, self.path.rsplit("/", 1)[-1], None, None, self.qual)
-        entity.add(UKO_CODE + "language", LANGUAGE)
+        entity.add(uko_code.language, LANGUAGE)
         self.walk([(c, _Ctx(file_scope, "")) for c in root.named_children])
         with self.isolation.phase("calls"):
             try:

@@ -13,12 +13,12 @@ from pathlib import PurePosixPath
 from types import ModuleType
 
 from cleveragents.indexing.model import Entity, FileAnalysis, Reference, RenderRequest, SourceFile
-from cleveragents.terms import UKO_DATA
+from cleveragents.vocabulary import uko_data
 
 from . import _schemas as model
 
-SCRIPT = UKO_DATA + "SchemaScript"
-MIGRATION = UKO_DATA + "Migration"
+SCRIPT = uko_data.SchemaScript
+MIGRATION = uko_data.Migration
 
 _FLYWAY = re.compile(r"^(?P<kind>[VUR])(?P<version>\d[\d._]*)?__.*\.sql$", re.IGNORECASE)
 _UP_DOWN = re.compile(r"^(?P<version>\d[\d._-]*)?[^.]*\.(?P<direction>up|down)\.sql$", re.IGNORECASE)
@@ -68,7 +68,7 @@ class SqlAnalyzer:
         reader = script_reader()
         script = reader.read_script(text, source.path)
         file = Entity("", self.file_types(source.path), PurePosixPath(source.path).name)
-        file.add(UKO_DATA + "sqlDialect", script.dialect or "generic")
+        file.add(uko_data.sqlDialect, script.dialect or "generic")
         entities, references = model.build_entities(script.catalog, file)
         problems = list(script.problems)
         invalid = reader.first_invalid_utf8(source.data, script.positions)
@@ -83,14 +83,14 @@ class SqlAnalyzer:
     def migration(file: Entity, found: tuple[str | None, str | None], touched: list[str]) -> list[Reference]:
         version, direction = found
         if version:
-            file.add(UKO_DATA + "migrationVersion", version)
+            file.add(uko_data.migrationVersion, version)
         if direction:
-            file.add(UKO_DATA + "migrationDirection", direction)
+            file.add(uko_data.migrationDirection, direction)
         refs = []
         for name in dict.fromkeys(model.clean(t).lower() for t in touched if t):
             bare = name.rsplit(".", 1)[-1]
             targets = ((name, model.CONFIDENCE),) + (((bare, model.CONFIDENCE - 0.2),) if bare != name else ())
-            refs.append(Reference("", UKO_DATA + "migrationAlters", model.NAMESPACE, targets))
+            refs.append(Reference("", uko_data.migrationAlters, model.NAMESPACE, targets))
         return refs
 
     def render(self, request: RenderRequest) -> str:

@@ -21,13 +21,13 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from cleveragents.indexing.model import Entity, FileAnalysis, Problem, RenderRequest, SourceFile
-from cleveragents.terms import UKO_DATA
+from cleveragents.vocabulary import uko_data
 
 from . import _schemas as model
 from .sql import script_reader
 
 MAGIC = b"SQLite format 3\x00"
-DATABASE = UKO_DATA + "Database"
+DATABASE = uko_data.Database
 TIME_BUDGET = 5.0  # seconds for all queries of one analysis or rendering
 STATISTICS_ROWS = 10_000  # value statistics (FULL_CATALOG) look at this many rows per table
 VALUE_CHARS = 80  # a longer sample value is cut

@@ -25,52 +25,52 @@ import tree_sitter_javascript
 import tree_sitter_typescript
 
 from cleveragents.indexing.model import Entity, FileAnalysis, Reference, RenderRequest, SourceFile, Span
-from cleveragents.terms import UKO, UKO_CODE, UKO_OO, UKO_TS
+from cleveragents.vocabulary import detail_levels, uko, uko_code, uko_oo, uko_ts
 
 from . import _treesitter
 from ._isolation import Isolation, file_failure
 
 # ── Vocabulary ────────────────────────────────────────────────────
 
-MODULE = UKO_TS + "Module"
-NAMESPACE = UKO_TS + "Namespace"
-CLASS = UKO_TS + "Class"
-INTERFACE = UKO_TS + "Interface"
-TYPE_ALIAS = UKO_TS + "TypeAlias"
-ENUM = UKO_TS + "Enum"
-FUNCTION = UKO_TS + "Function"
-METHOD = UKO_TS + "Method"
-AMBIENT = UKO_TS + "AmbientDeclaration"
-CONSTRUCTOR = UKO_OO + "Constructor"
-ATTRIBUTE = UKO_OO + "Attribute"
-FIELD = UKO_CODE + "Field"
-VARIABLE = UKO_CODE + "Variable"
-IMPORT = UKO_CODE + "Import"
-DOCSTRING = UKO_CODE + "Docstring"
-TEST_CASE = UKO_CODE + "TestCase"
+MODULE = uko_ts.Module
+NAMESPACE = uko_ts.Namespace
+CLASS = uko_ts.Class
+INTERFACE = uko_ts.Interface
+TYPE_ALIAS = uko_ts.TypeAlias
+ENUM = uko_ts.Enum
+FUNCTION = uko_ts.Function
+METHOD = uko_ts.Method
+AMBIENT = uko_ts.AmbientDeclaration
+CONSTRUCTOR = uko_oo.Constructor
+ATTRIBUTE = uko_oo.Attribute
+FIELD = uko_code.Field
+VARIABLE = uko_code.Variable
+IMPORT = uko_code.Import
+DOCSTRING = uko_code.Docstring
+TEST_CASE = uko_code.TestCase
 
-QUALIFIED_NAME = UKO_CODE + "qualifiedName"
-LANGUAGE = UKO_CODE + "language"
-SIGNATURE = UKO_CODE + "signature"
-DOC = UKO_CODE + "docstring"
-DECORATOR = UKO_CODE + "hasDecorator"
-VISIBILITY = UKO_CODE + "visibility"
-MODIFIERS = UKO_CODE + "modifiers"
-PARAMETERS = UKO_CODE + "hasParameters"
-RETURN_TYPE = UKO_CODE + "hasReturnType"
-IMPORTED_NAME = UKO_CODE + "importedName"
-TYPE_PARAMETERS = UKO_TS + "typeParameters"
-DEFAULT_EXPORT = UKO_TS + "isDefaultExport"
+QUALIFIED_NAME = uko_code.qualifiedName
+LANGUAGE = uko_code.language
+SIGNATURE = uko_code.signature
+DOC = uko_code.docstring
+DECORATOR = uko_code.hasDecorator
+VISIBILITY = uko_code.visibility
+MODIFIERS = uko_code.modifiers
+PARAMETERS = uko_code.hasParameters
+RETURN_TYPE = uko_code.hasReturnType
+IMPORTED_NAME = uko_code.importedName
+TYPE_PARAMETERS = uko_ts.typeParameters
+DEFAULT_EXPORT = uko_ts.isDefaultExport
 
-CALLS = UKO_CODE + "calls"
-DEPENDS_ON = UKO + "dependsOn"
-IMPORTS = UKO_CODE + "imports"
-RE_EXPORTS = UKO_TS + "reExports"
-TESTS_CALLABLE = UKO_CODE + "testsCallable"
-INHERITS = UKO_OO + "inheritsFrom"
-IMPLEMENTS = UKO_OO + "implements"
-HAS_METHOD = UKO_OO + "hasMethod"
-HAS_ATTRIBUTE = UKO_OO + "hasAttribute"
+CALLS = uko_code.calls
+DEPENDS_ON = uko.dependsOn
+IMPORTS = uko_code.imports
+RE_EXPORTS = uko_ts.reExports
+TESTS_CALLABLE = uko_code.testsCallable
+INHERITS = uko_oo.inheritsFrom
+IMPLEMENTS = uko_oo.implements
+HAS_METHOD = uko_oo.hasMethod
+HAS_ATTRIBUTE = uko_oo.hasAttribute
 
 NS = "js"
 # One encoder: json.dumps with options builds a new one per call.
@@ -1288,20 +1288,7 @@ _CALLABLE_NODES = frozenset(
 # Stripped below VISIBILITY_ANNOTATED, which is the level that adds them.
 _VISIBILITY_TOKENS = frozenset({"accessibility_modifier", "override_modifier", "readonly", "abstract"})
 # Levels rendered from the syntax tree; NEAR_COMPLETE cuts the source, the rest is the source.
-_SHAPED = frozenset(
-    {
-        "MODULE_LISTING",
-        "MODULE_GRAPH",
-        "MEMBER_LISTING",
-        "CLASS_HIERARCHY",
-        "MEMBER_SUMMARY",
-        "SIGNATURES",
-        "SIGNATURES_WITH_DOCS",
-        "VISIBILITY_ANNOTATED",
-        "STRUCTURAL_OUTLINE",
-        "KEY_LOGIC",
-    }
-)
+_SHAPED = frozenset(detail_levels.UKO_TS[: detail_levels.UKO_TS.index("NEAR_COMPLETE")])
 _LOG_OBJECTS = frozenset({"console", "logger", "log", "debug"})
 _MAX_NESTING = 60
 
@@ -1351,17 +1338,7 @@ class _Level:
 
     @classmethod
     def of(cls, name: str) -> _Level:
-        order = (
-            "MODULE_GRAPH",
-            "MEMBER_LISTING",
-            "CLASS_HIERARCHY",
-            "MEMBER_SUMMARY",
-            "SIGNATURES",
-            "SIGNATURES_WITH_DOCS",
-            "VISIBILITY_ANNOTATED",
-            "STRUCTURAL_OUTLINE",
-            "KEY_LOGIC",
-        )
+        order = detail_levels.UKO_TS[1 : detail_levels.UKO_TS.index("NEAR_COMPLETE")]
         reached = order.index(name) if name in order else -1
         return cls(*(i <= reached for i in range(len(order))))
 

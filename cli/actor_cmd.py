@@ -13,8 +13,8 @@ from cleveragents.output import ColumnDef, OutputSession
 from cleveragents.services import actor_registry, actor_runs
 from cleveragents.services.actor_registry import ActorInfo
 
-from .context import AppContext, get_context
 from .graph_cmd import agent_name, workspace
+from .invocation import AppContext, get_context
 from .rendering import is_structured, listed, record, render_commit, render_retraction, reporting_violations
 
 app = typer.Typer(help="Register actors (YAML/JSON v3 files) and run them.", no_args_is_help=True)
@@ -27,19 +27,25 @@ Options = Annotated[list[str] | None, typer.Option("--option", "-o", help="Optio
 
 
 def _show(out: OutputSession, app_ctx: AppContext, info: ActorInfo) -> None:
-    record(out, app_ctx, f"Actor {info.name}", "actor", [
-        ("name", "Name", info.name),
-        ("description", "Description", info.description),
-        ("type", "Type", info.type),
-        ("provider", "Provider", info.provider),
-        ("model", "Model", info.model),
-        ("default", "Default", info.default if is_structured(app_ctx) else ("yes" if info.default else "no")),
-        ("unsafe", "Unsafe", info.unsafe if is_structured(app_ctx) else ("yes" if info.unsafe else "no")),
-        ("options", "Options", info.options),
-        ("actors", "Actors", listed(info.actors, is_structured(app_ctx), empty="none")),
-        ("created", "Created", info.created),
-        ("iri", "IRI", info.iri),
-    ])
+    record(
+        out,
+        app_ctx,
+        f"Actor {info.name}",
+        "actor",
+        [
+            ("name", "Name", info.name),
+            ("description", "Description", info.description),
+            ("type", "Type", info.type),
+            ("provider", "Provider", info.provider),
+            ("model", "Model", info.model),
+            ("default", "Default", info.default if is_structured(app_ctx) else ("yes" if info.default else "no")),
+            ("unsafe", "Unsafe", info.unsafe if is_structured(app_ctx) else ("yes" if info.unsafe else "no")),
+            ("options", "Options", info.options),
+            ("actors", "Actors", listed(info.actors, is_structured(app_ctx), empty="none")),
+            ("created", "Created", info.created),
+            ("iri", "IRI", info.iri),
+        ],
+    )
 
 
 @app.command("add")
@@ -55,8 +61,13 @@ def add(
     app_ctx = get_context(ctx)
     with app_ctx.session("actor add") as out, reporting_violations(out, app_ctx):
         info, result = actor_registry.add(
-            workspace(app_ctx), name, config, unsafe=unsafe, set_default=set_default,
-            options=actor_registry.parse_options(option or []), agent=agent_name(app_ctx),
+            workspace(app_ctx),
+            name,
+            config,
+            unsafe=unsafe,
+            set_default=set_default,
+            options=actor_registry.parse_options(option or []),
+            agent=agent_name(app_ctx),
         )
         _show(out, app_ctx, info)
         render_commit(out, result, f"actor add {info.name}")
@@ -76,8 +87,13 @@ def update(
     app_ctx = get_context(ctx)
     with app_ctx.session("actor update") as out, reporting_violations(out, app_ctx):
         info, result = actor_registry.update(
-            workspace(app_ctx), name, config=config, unsafe=unsafe, set_default=set_default,
-            options=actor_registry.parse_options(option or []), agent=agent_name(app_ctx),
+            workspace(app_ctx),
+            name,
+            config=config,
+            unsafe=unsafe,
+            set_default=set_default,
+            options=actor_registry.parse_options(option or []),
+            agent=agent_name(app_ctx),
         )
         _show(out, app_ctx, info)
         render_commit(out, result, f"actor update {info.name}")
@@ -103,8 +119,11 @@ def list_actors(ctx: typer.Context) -> None:
         for info in actor_registry.list_all(workspace(app_ctx)):
             row = info.as_dict()
             if not structured:
-                row |= {"default": "yes" if info.default else "no", "unsafe": "yes" if info.unsafe else "no",
-                        "actors": listed(info.actors, False)}
+                row |= {
+                    "default": "yes" if info.default else "no",
+                    "unsafe": "yes" if info.unsafe else "no",
+                    "actors": listed(info.actors, False),
+                }
             rows.append(row)
         columns = [
             ColumnDef("name", "Name"),
@@ -146,12 +165,16 @@ def set_default(ctx: typer.Context, name: ActorRef) -> None:
 def run(
     ctx: typer.Context,
     prompt: Annotated[str, typer.Option("--prompt", "-p", help="The prompt to send.")],
-    config: Annotated[list[Path] | None, typer.Option("--config", "-c", help="Actor file(s); later ones see "
-                                                      "earlier ones' actors.")] = None,
-    actor: Annotated[str | None, typer.Option("--actor", "-a", help="An actor of the files, or a registered "
-                                              "actor when no file is given.")] = None,
-    context: Annotated[list[str] | None, typer.Option("--context", help="A file, a directory or a named actor "
-                                                      "context (repeatable).")] = None,
+    config: Annotated[
+        list[Path] | None, typer.Option("--config", "-c", help="Actor file(s); later ones see earlier ones' actors.")
+    ] = None,
+    actor: Annotated[
+        str | None,
+        typer.Option("--actor", "-a", help="An actor of the files, or a registered actor when no file is given."),
+    ] = None,
+    context: Annotated[
+        list[str] | None, typer.Option("--context", help="A file, a directory or a named actor context (repeatable).")
+    ] = None,
     context_dir: Annotated[Path | None, typer.Option("--context-dir", help="Where named contexts are kept.")] = None,
     argument: Annotated[list[str] | None, typer.Option("--arg", help="Actor argument key=value (repeatable).")] = None,
     temperature: Annotated[float | None, typer.Option("--temperature", "-t", help="Override temperature.")] = None,
@@ -171,17 +194,32 @@ def run(
 
     with app_ctx.session("actor run") as out:
         answer = actor_runs.run(
-            app_ctx.config, workspace(app_ctx), prompt, config_files=list(config or []), actor=actor,
-            context=list(context or []), context_dir=context_dir,
+            app_ctx.config,
+            workspace(app_ctx),
+            prompt,
+            config_files=list(config or []),
+            actor=actor,
+            context=list(context or []),
+            context_dir=context_dir,
             arguments=actor_registry.parse_options(argument or []),
-            overrides={"temperature": temperature}, on_token=on_token if streamed else None,
+            overrides={"temperature": temperature},
+            on_token=on_token if streamed else None,
         )
         if streamed:
             sys.stdout.write("\n")
         if output:
             output.write_text(answer.text, encoding="utf-8")
-        out.data("answer", {"actor": answer.actor, "model": answer.model, "text": answer.text,
-                            "usage": answer.usage.as_dict(), "cost_usd": answer.cost_usd}, hidden=True)
+        out.data(
+            "answer",
+            {
+                "actor": answer.actor,
+                "model": answer.model,
+                "text": answer.text,
+                "usage": answer.usage.as_dict(),
+                "cost_usd": answer.cost_usd,
+            },
+            hidden=True,
+        )
         if not streamed and not structured:
             out.text(answer.text)
 
@@ -235,10 +273,16 @@ def context_list(
     store = _contexts(app_ctx)
     with app_ctx.session("actor context list") as out:
         if name:
-            rows = [{"path": f.path, "bytes": len(f.content.encode()), "sha256": f.sha256, "added": f.added}
-                    for f in store.files(name)]
-            columns = [ColumnDef("path", "Path"), ColumnDef("bytes", "Bytes", alignment="right"),
-                       ColumnDef("added", "Added"), ColumnDef("sha256", hidden=True)]
+            rows = [
+                {"path": f.path, "bytes": len(f.content.encode()), "sha256": f.sha256, "added": f.added}
+                for f in store.files(name)
+            ]
+            columns = [
+                ColumnDef("path", "Path"),
+                ColumnDef("bytes", "Bytes", alignment="right"),
+                ColumnDef("added", "Added"),
+                ColumnDef("sha256", hidden=True),
+            ]
             out.table(f"Context {name} ({len(rows)})", columns, rows=rows, key="files")
         else:
             rows = [{"name": n, "files": len(store.files(n))} for n in store.names()]
@@ -248,7 +292,8 @@ def context_list(
 
 @context_app.command("show")
 def context_show(
-    ctx: typer.Context, name: ContextName,
+    ctx: typer.Context,
+    name: ContextName,
     path: Annotated[str | None, typer.Argument(help="A file of the context (default: a summary).")] = None,
 ) -> None:
     """A file's content in a context, or the context's summary."""
@@ -256,8 +301,10 @@ def context_show(
     files = _contexts(app_ctx).files(name)
     with app_ctx.session("actor context show") as out:
         if path is None:
-            out.data("context", {"name": name, "files": [f.path for f in files],
-                                 "bytes": sum(len(f.content.encode()) for f in files)})
+            out.data(
+                "context",
+                {"name": name, "files": [f.path for f in files], "bytes": sum(len(f.content.encode()) for f in files)},
+            )
             return
         match = [f for f in files if f.path == path or f.path.endswith("/" + path)]
         if not match:
@@ -269,7 +316,8 @@ def context_show(
 
 @context_app.command("export")
 def context_export(
-    ctx: typer.Context, name: ContextName,
+    ctx: typer.Context,
+    name: ContextName,
     output: Annotated[Path, typer.Option("--output", "-o", help="JSON file to write.")],
 ) -> None:
     """Write a context as JSON."""
@@ -282,7 +330,8 @@ def context_export(
 
 @context_app.command("import")
 def context_import(
-    ctx: typer.Context, name: ContextName,
+    ctx: typer.Context,
+    name: ContextName,
     source: Annotated[Path, typer.Option("--input", "-i", help="JSON file written by export.")],
 ) -> None:
     """Replace (or create) a context from an exported JSON file."""

@@ -10,7 +10,7 @@ from cleveragents.config import ConfigValue, Source
 from cleveragents.output import ColumnDef
 from cleveragents.output.human import cell_text
 
-from .context import get_context
+from .invocation import get_context
 
 app = typer.Typer(
     help="Read and write configuration (global, or per project with --project).",

@@ -18,8 +18,8 @@ from cleveragents.iris import split_iri
 from cleveragents.output import ColumnDef, OutputSession
 from cleveragents.terms import compact
 
-from .context import AppContext, get_context
 from .graph_cmd import agent_name, use_format, workspace
+from .invocation import AppContext, get_context
 from .rendering import is_structured, listed, record, render_commit
 
 if TYPE_CHECKING:
@@ -51,7 +51,12 @@ Focus = Annotated[
 ]
 Breadth = Annotated[int, typer.Option("--breadth", help="Dependency hops outward from the focus (0-10).")]
 Depth = Annotated[
-    str, typer.Option("--depth", help="Detail depth: an integer, or a level name such as SIGNATURES or FULL_SOURCE.")
+    str,
+    typer.Option(
+        "--depth",
+        help="The deepest detail shown: an integer, or a level name such as SIGNATURES. The default shows the "
+        "most relevant code in full, its dependencies as signatures and the rest as an outline.",
+    ),
 ]
 Budget = Annotated[
     int | None,
@@ -84,6 +89,8 @@ FRAGMENT_COLUMNS = [
     ColumnDef("score", "Score"),
     ColumnDef("strategy", "Strategy"),
 ]
+# With --explain: which strategies found each fragment and why it got its depth.
+EXPLAIN_FRAGMENT_COLUMNS = [*FRAGMENT_COLUMNS, ColumnDef("found_by", "Found by"), ColumnDef("why", "Why this depth")]
 NOTE_COLUMNS = [ColumnDef("kind", "What"), ColumnDef("node", "Node"), ColumnDef("detail", "Why")]
 NOTE_KINDS = ("deduplicated", "depth_conflicts", "downgraded", "truncated", "dropped", "excluded", "fallback")
 
@@ -177,8 +184,10 @@ def _fragment_rows(context: AssembledContext) -> list[dict[str, Any]]:
             "node": _node(f.uko_node),
             "depth": f.detail_depth,
             "tokens": f.token_count,
-            "score": round(f.relevance_score, 3),
+            "score": round(float(f.metadata.get("score", f.relevance_score)), 3),
             "strategy": f.provenance.strategy or "",
+            "found_by": ", ".join(sorted({f.provenance.strategy or "?", *f.metadata.get("also_from", [])})),
+            "why": f.metadata.get("depth_reason") or f.metadata.get("level") or "",
         }
         for index, f in enumerate(context.fragments)
     ]
@@ -261,7 +270,8 @@ def _render_context(
         return
     if explain:
         _explain(out, context.explanation)
-    out.table("Fragments", FRAGMENT_COLUMNS, rows=_fragment_rows(context), key="fragments", empty_message="none")
+    columns = EXPLAIN_FRAGMENT_COLUMNS if explain else FRAGMENT_COLUMNS
+    out.table("Fragments", columns, rows=_fragment_rows(context), key="fragments", empty_message="none")
     out.text(_service().markdown(context), key="context")
 
 
@@ -275,7 +285,7 @@ def assemble(
     query: Query = None,
     focus: Focus = None,
     breadth: Breadth = 2,
-    depth: Depth = "3",
+    depth: Depth = "FULL_SOURCE",
     budget: Budget = None,
     strategy: Strategy = None,
     as_of: AsOf = None,
@@ -329,7 +339,7 @@ def simulate(
     query: Query = None,
     focus: Focus = None,
     breadth: Breadth = 2,
-    depth: Depth = "3",
+    depth: Depth = "FULL_SOURCE",
     budget: Budget = None,
     strategy: Strategy = None,
     as_of: AsOf = None,

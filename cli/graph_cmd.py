@@ -29,7 +29,7 @@ from cleveragents.services import classification, graph_service
 from cleveragents.services.query_runner import QueryOutcome
 from cleveragents.terms import PREFIXES, compact
 
-from .context import AppContext, get_context
+from .invocation import AppContext, get_context
 from .rendering import (
     is_structured,
     is_violation,
@@ -249,6 +249,37 @@ def update_cmd(
             workspace(app_ctx), body, message=message, agent=agent_name(app_ctx), timeout=timeout_of(app_ctx, timeout)
         )
         render_commit(out, result, "update")
+
+
+@app.command("clear")
+def clear_cmd(
+    ctx: typer.Context,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    message: CommitMessage = "",
+) -> None:
+    """Remove ALL content from the current state, as one commit in the log.
+
+    History stays (earlier revisions remain queryable with --as-of), as do the commit
+    log, the ontology and the shapes. Asks first unless --yes."""
+    app_ctx = get_context(ctx)
+    with app_ctx.session("graph clear") as out, reporting_violations(out, app_ctx):
+        ws = workspace(app_ctx)
+        nodes, triples = graph_service.clear_preview(ws)
+        if not yes:
+            if not sys.stdin.isatty():
+                raise UsageError(
+                    f"'graph clear' removes all {triples} triple(s) of {nodes} node(s) from the current "
+                    "state; confirm with --yes when not at a terminal"
+                )
+            question = (
+                f"Remove all {triples} triple(s) of {nodes} node(s) from the current state? History, the "
+                "commit log, the ontology and the shapes are kept; the removal is a commit."
+            )
+            if not typer.confirm(question, default=False, err=True):
+                out.status("Nothing removed", "warn")
+                return
+        result = graph_service.clear(ws, message=message, agent=agent_name(app_ctx))
+        render_commit(out, result, "clear")
 
 
 @app.command("validate")

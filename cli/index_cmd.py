@@ -13,16 +13,16 @@ from cleveragents.indexing.indexer import IndexSummary, Progress
 from cleveragents.output import ColumnDef, OutputSession
 from cleveragents.services import indexing
 from cleveragents.services.resources import ResourceInfo
-from cleveragents.terms import UKO_CODE
+from cleveragents.vocabulary import uko_code
 
-from .context import AppContext, get_context
 from .graph_cmd import agent_name, workspace
+from .invocation import AppContext, get_context
 from .rendering import is_structured, record, reporting_violations
 
 SKIPPED_COLUMNS = [ColumnDef("reason", "Reason"), ColumnDef("files", "Files"), ColumnDef("example", "Example")]
 ERROR_COLUMNS = [ColumnDef("path", "File"), ColumnDef("message", "Error")]
 SHOWN_ERRORS = 20
-CALLS = UKO_CODE + "calls"
+CALLS = uko_code.calls
 
 
 def progress_reporter(out: OutputSession) -> Progress:

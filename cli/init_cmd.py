@@ -8,8 +8,8 @@ import typer
 
 from cleveragents.errors import UsageError
 
-from .context import get_context
 from .graph_cmd import workspace
+from .invocation import get_context
 from .rendering import record
 
 

@@ -12,8 +12,8 @@ import typer
 from cleveragents.errors import LSPUnavailable, UsageError
 from cleveragents.output import ColumnDef, OutputSession
 
-from .context import AppContext, get_context
 from .graph_cmd import agent_name, use_format, workspace
+from .invocation import AppContext, get_context
 from .lsp_tools_view import call_arguments, render_call, render_tools
 from .rendering import is_structured, listed, record, render_commit, render_retraction
 

@@ -10,7 +10,7 @@ from typing import Any
 from cleveragents.errors import UsageError
 from cleveragents.output import ColumnDef, OutputSession
 
-from .context import AppContext
+from .invocation import AppContext
 from .rendering import is_structured
 
 TOOL_COLUMNS = [

@@ -31,23 +31,27 @@ from cleveragents.output.human import CANCELLED_MESSAGE
 from cleveragents.processes import terminate_as_interrupt
 
 from . import (
+    action_cmd,
     actor_cmd,
     config_cmd,
     context_cmd,
     graph_cmd,
     index_cmd,
     init_cmd,
+    invariant_cmd,
     lsp_cmd,
     mcp_cmd,
     ontology_cmd,
+    plan_cmd,
     project_cmd,
     providers_cmd,
     query_cmd,
     resource_cmd,
+    sandbox_cmd,
     show_cmd,
     tool_cmd,
 )
-from .context import AppContext
+from .invocation import AppContext
 
 # Recent typer vendors click as typer._click; older typer depends on click itself.
 try:
@@ -185,12 +189,18 @@ def build_app() -> typer.Typer:
     app.add_typer(config_cmd.app, name="config")
     app.command("init")(init_cmd.init)
     app.add_typer(project_cmd.app, name="project")
+    sandbox_cmd.register_project_commands(project_cmd.app)
+    # The plan group: the lifecycle verbs of plan_cmd and the sandbox verbs of sandbox_cmd.
+    sandbox_cmd.register_plan_commands(plan_cmd.app)
     app.add_typer(resource_cmd.app, name="resource")
     app.add_typer(graph_cmd.app, name="graph")
     app.add_typer(query_cmd.app, name="query")
     app.add_typer(ontology_cmd.app, name="ontology")
     app.add_typer(lsp_cmd.app, name="lsp")
     app.add_typer(context_cmd.app, name="context")
+    app.add_typer(action_cmd.app, name="action")
+    app.add_typer(plan_cmd.app, name="plan")
+    app.add_typer(invariant_cmd.app, name="invariant")
     app.add_typer(providers_cmd.app, name="providers")
     app.add_typer(actor_cmd.app, name="actor")
     app.add_typer(tool_cmd.app, name="tool")

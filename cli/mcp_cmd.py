@@ -9,7 +9,7 @@ import typer
 
 from cleveragents.services import serving
 
-from .context import get_context
+from .invocation import get_context
 
 app = typer.Typer(help="Serve the graph to MCP clients (Claude Code, Cursor, any MCP client).", no_args_is_help=True)
 

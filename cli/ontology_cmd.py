@@ -29,7 +29,7 @@ from cleveragents.tbox import (
 )
 from cleveragents.terms import PREFIXES, RDF_TYPE, compact
 
-from .context import get_context
+from .invocation import get_context
 from .rendering import is_structured, listed
 
 app = typer.Typer(

@@ -10,8 +10,8 @@ from cleveragents.output import ColumnDef, OutputSession
 from cleveragents.services import projects
 from cleveragents.services.projects import ProjectInfo
 
-from .context import AppContext, get_context
 from .graph_cmd import agent_name, workspace
+from .invocation import AppContext, get_context
 from .rendering import is_structured, listed, record, render_commit, render_retraction, reporting_violations
 
 app = typer.Typer(help="Create projects and link resources to them.", no_args_is_help=True)

@@ -7,7 +7,7 @@ import typer
 from cleveragents.output import ColumnDef
 from cleveragents.services import providers
 
-from .context import get_context
+from .invocation import get_context
 
 app = typer.Typer(help="Model providers (LangChain chat models) and their configuration.", no_args_is_help=True)
 

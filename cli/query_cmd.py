@@ -11,8 +11,8 @@ from cleveragents.graph import named_queries
 from cleveragents.output import ColumnDef
 from cleveragents.services import query_runner
 
-from .context import get_context
 from .graph_cmd import AsOf, QueryFormat, Timeout, render_outcome, timeout_of, use_format, workspace
+from .invocation import get_context
 from .rendering import is_structured, record
 
 app = typer.Typer(help="List, show and run the named SPARQL queries.", no_args_is_help=True)

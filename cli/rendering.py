@@ -20,7 +20,7 @@ from cleveragents.output import ColumnDef, OutputSession
 from cleveragents.services import graph_service
 from cleveragents.terms import compact
 
-from .context import AppContext
+from .invocation import AppContext
 
 STRUCTURED = ("json", "yaml")
 

@@ -11,9 +11,9 @@ from cleveragents.output import ColumnDef, OutputSession
 from cleveragents.services import indexing, resources
 from cleveragents.services.resources import ResourceInfo
 
-from .context import AppContext, get_context
 from .graph_cmd import agent_name, workspace
 from .index_cmd import progress_reporter, render_summary
+from .invocation import AppContext, get_context
 from .rendering import is_structured, listed, record, render_commit, render_retraction, reporting_violations
 
 app = typer.Typer(help="Register, list, show and remove resources.", no_args_is_help=True)

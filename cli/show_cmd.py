@@ -9,8 +9,8 @@ import typer
 from cleveragents.indexing import renderings
 from cleveragents.services import indexing
 
-from .context import get_context
 from .graph_cmd import workspace
+from .invocation import get_context
 from .rendering import is_structured
 
 

@@ -26,6 +26,7 @@ from cleveragents.strategies._intent import Intent, expand
 from cleveragents.tbox.closure import most_specific_type
 from cleveragents.tbox.detail_levels import effective_levels
 
+FULL_LEVELS = ("FULL_SOURCE", "FULL_CONTENT")  # whole text, whatever a type's map calls it
 MIN_FRAGMENT_TOKENS = 10  # architecture.md [context.pipeline.budget-packer] min-fragment-tokens
 # Each rendering costs about a millisecond (two lookups and a parse): a strategy renders at
 # most one fragment per TOKENS_PER_FRAGMENT of its budget, between these bounds. Past that the
@@ -155,6 +156,12 @@ class NodeInfo:
         return (int(match.group(1)), int(match.group(2))) if match else None
 
     @property
+    def column(self) -> int:
+        """The column its source starts at (its first line's indentation in the file)."""
+        match = re.match(r"\d+:(\d+)-", self.source_range or "")
+        return int(match.group(1)) if match else 0
+
+    @property
     def type(self) -> str | None:
         """The most specific type: its DetailLevelMap applies."""
         return most_specific_type(self.types)
@@ -258,8 +265,14 @@ def named_nodes(
 def base_depth(info: NodeInfo, depth: int | str) -> int:
     """The integer depth a request's depth means for a node's type (named levels resolve
     through the node's DetailLevelMap), clamped to the type's deepest level."""
-    number = resolve_for_types(info.types, depth)
     deepest = deepest_level(info.type) if info.type else None
+    if depth in FULL_LEVELS and deepest is not None:  # "everything" for a type without that name
+        try:
+            number = resolve_for_types(info.types, depth)
+        except UsageError:
+            return deepest
+    else:
+        number = resolve_for_types(info.types, depth)
     return min(number, deepest) if deepest is not None else number
 
 
@@ -355,7 +368,11 @@ def fragment(
             uko_node=info.iri,
             strategy=strategy,
         ),
-        metadata=metadata,
+        metadata={
+            **({"uko_type": info.type} if info.type else {}),
+            **({"column": info.column} if info.column else {}),
+            **metadata,
+        },
     )
 
 

@@ -23,7 +23,7 @@ from cleveragents.strategies import _common as common
 from cleveragents.strategies import _intent
 from cleveragents.strategies.breadth_depth_navigator import traverse
 from cleveragents.strategies.temporal_archaeology import change_counts
-from cleveragents.terms import UKO
+from cleveragents.vocabulary import uko
 
 NAME = "arce"
 
@@ -40,8 +40,8 @@ class ActorPattern:
 
 
 PATTERNS = {
-    "strategy": ActorPattern(1, 0.5, frozenset({UKO + "Container", UKO + "Boundary"})),
-    "execution": ActorPattern(-1, 1.0, frozenset({UKO + "Atom"})),
+    "strategy": ActorPattern(1, 0.5, frozenset({uko.Container, uko.Boundary})),
+    "execution": ActorPattern(-1, 1.0, frozenset({uko.Atom})),
     "estimation": ActorPattern(0, 0.4, frozenset(), temporal=True),
     "": ActorPattern(0, 1.0, frozenset()),
 }

@@ -29,7 +29,7 @@ from cleveragents.strategies import _intent
 
 NAME = "temporal-archaeology"
 HISTORY_WORDS = re.compile(
-    r"\b(history|histor\w+|changed?|changes|commits?|blame|recent(ly)?|when|evolv\w*|regress\w*|churn|last time)\b",
+    r"\b(history|histor\w+|changed?|changes|commits?|blame|recent(ly)?|evolv\w*|regress\w*|churn|last time)\b",
     re.I,
 )
 MAX_ENTITIES_PER_FILE = 25
@@ -87,8 +87,14 @@ class TemporalArchaeology(common.StrategyBase):
         to = head_revision(graph, backends)
         focus_nodes, paths = self._area(graph, scope, request)
         rows = change_counts(graph, scope, paths, to)
+        asked = request.temporal == TemporalScope.HISTORY or bool(
+            HISTORY_WORDS.search(request.query or "") or HISTORY_WORDS.search(request.purpose or "")
+        )
+        if not asked:  # history to tell: what was edited after it was added, not a list of what exists
+            edited = {(r["path"], common.resource_of(r["entity"])) for r in rows if int(r["changes"]) > 1}
+            rows = [r for r in rows if (r["path"], common.resource_of(r["entity"])) in edited]
         if not rows:
-            self._notes.append(f"no recorded changes up to revision {to} in the area")
+            self._notes.append(f"no entity in the area changed after it was added (up to revision {to})")
             return []
         commits = {int(r["revision"]): r for r in common.run(graph, "commits", None) if int(r["revision"]) <= to}
         coupled = self._coupling(graph, scope, {r["path"] for r in rows}, to) if paths else {}
@@ -160,10 +166,9 @@ class TemporalArchaeology(common.StrategyBase):
         lines = [f"# History of {path}: {_commits(entries)} commit(s) touched it, the last r{last_change}"]
         if coupled:
             lines.append("changed together with: " + ", ".join(coupled[:5]))
-        # The focus first, then the most changed entities; those only ever created are listed by name.
+        # The focus first, then the most changed entities; what was only ever added is no history.
         ordered = sorted(entries, key=lambda r: (r["entity"] not in focus_nodes, -r["changes"], r["entity"]))
-        listed = [r for r in ordered if r["changes"] > 1 or r["entity"] in focus_nodes][:MAX_ENTITIES_PER_FILE]
-        quiet = [r for r in ordered if r not in listed]
+        listed = [r for r in ordered if r["changes"] > 1][:MAX_ENTITIES_PER_FILE]
         for row in listed:
             label = _label(row, path)
             last = commits.get(int(row["last"]), {})
@@ -175,10 +180,9 @@ class TemporalArchaeology(common.StrategyBase):
                 f"- {label}: {row['changes']} revision(s) (r{row['revisions'].replace(' ', ', r')}{detail}); "
                 f"last r{row['last']} {when} {message}".rstrip()
             )
-        if quiet:
-            names = ", ".join(_label(r, path) for r in quiet[:MAX_ENTITIES_PER_FILE])
-            more = f" and {len(quiet) - MAX_ENTITIES_PER_FILE} more" if len(quiet) > MAX_ENTITIES_PER_FILE else ""
-            lines.append(f"- unchanged since added ({len(quiet)}): {names}{more}")
+        if not listed:  # asked about change, and nothing here changed after it was added
+            first = min(int(n) for r in entries for n in str(r["revisions"]).split())
+            lines.append(f"- not changed since it was added at r{first}")
         return "\n".join(lines)
 
 

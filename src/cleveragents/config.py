@@ -127,6 +127,13 @@ KEYS: Final[dict[str, KeySpec]] = {
         ),
         KeySpec("user.name", "str", _default_user, "Agent recorded on commits (default: $USER)."),
         KeySpec(
+            "automation-level",
+            "str",
+            "manual",
+            "Automation level of new plans (plan use --automation-level overrides it).",
+            choices=("manual", "review", "auto"),
+        ),
+        KeySpec(
             "index.max_file_bytes",
             "int",
             1_000_000,

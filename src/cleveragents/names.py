@@ -1,4 +1,6 @@
-"""Namespaced names (``<namespace>/<name>``), as spec/core-concepts.md "Namespaces" defines."""
+"""Namespaced names (``<namespace>/<name>``): a bare name is ``local/<name>``; a namespace is
+1-39 lowercase letters, digits or hyphens; provider namespaces hold built-in actors only, and
+this local store takes only ``local/``."""
 
 from __future__ import annotations
 

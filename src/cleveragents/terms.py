@@ -78,7 +78,7 @@ def sparql_prefixes() -> str:
 
 def compact(iri: str) -> str:
     """Shorten an IRI to prefix:local when a known prefix matches (for display only)."""
-    best = ""
+    best, best_name = "", ""
     for name, base in PREFIXES.items():
         if iri.startswith(base) and len(base) > len(best):
             best, best_name = base, name

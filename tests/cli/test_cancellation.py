@@ -19,8 +19,8 @@ import pytest
 
 from cleveragents.errors import QueryTimeoutError
 from cleveragents.graph.store import GraphStore
+from cleveragents.graph.workspace import Workspace
 from cleveragents.services import graph_service
-from cleveragents.services.workspace import Workspace
 
 CHAIN = 4000
 JOIN = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"

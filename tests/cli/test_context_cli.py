@@ -84,7 +84,7 @@ def test_assemble_explain_plain(cli: Cli) -> None:
 def test_assemble_markdown_is_the_context_only(cli: Cli) -> None:
     out = cli.ok(*ASSEMBLE, "--no-record", "--format", "markdown").out
     assert out.startswith("# Context")
-    assert "### requests/sessions.py:" in out and "```python\n" in out
+    assert "### requests/sessions.py · L" in out and "```python\n" in out
     assert "[OK]" not in out and "Fragments" not in out
 
 
@@ -93,7 +93,7 @@ def test_show_plain_and_markdown(cli: Cli, assembled: dict) -> None:
     out = cli.ok("context", "show", context_hash[:15], fmt="plain").out
     assert f"Context assembly {context_hash}" in out and "Verified:" in out and "yes" in out
     markdown = cli.ok("context", "show", context_hash, "--format", "markdown").out
-    assert markdown.startswith("# Context") and "### requests/sessions.py:" in markdown
+    assert markdown.startswith("# Context") and "### requests/sessions.py · L" in markdown
 
 
 def test_simulate(cli: Cli) -> None:

@@ -28,7 +28,7 @@ from cleveragents.output import (
     register_format,
     resolve_format,
 )
-from cleveragents.output.strategies import SequentialStrategy
+from cleveragents.output.materialization import SequentialStrategy
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSI = re.compile(r"\x1b\[")
@@ -568,7 +568,7 @@ def test_exit_code_130_for_keyboard_interrupt(isolated: Path, capsys):
 
 
 def test_exit_code_130_inside_a_session_renders_once(isolated: Path, capsys):
-    from cleveragents.cli.context import get_context
+    from cleveragents.cli.invocation import get_context
 
     def explode(ctx: typer.Context) -> None:
         with get_context(ctx).session("explode") as out:
@@ -592,7 +592,7 @@ def test_error_class_decides_the_exit_code(isolated: Path, capsys):
 
 
 def test_deliberate_exit_code_inside_a_session(isolated: Path, capsys):
-    from cleveragents.cli.context import get_context
+    from cleveragents.cli.invocation import get_context
 
     def explode(ctx: typer.Context) -> None:
         with get_context(ctx).session("explode") as out:

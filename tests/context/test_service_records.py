@@ -192,9 +192,15 @@ def test_recorded_assembly_is_queryable_graph_data(store: Store) -> None:
 def test_markdown_names_path_and_lines(store: Store) -> None:
     text = context.markdown(store.context)
     assert text.startswith("# Context")
-    first = store.context.fragments[0].provenance
-    assert f"### requests/sessions.py:{first.line_range[0]}-{first.line_range[1]}\n\n```python\n" in text
-    assert text.count("```python") == 4
+    # One block per file: its path and the line ranges shown, then its fragments in one fence.
+    fragments = store.context.fragments
+    files = list(dict.fromkeys(f.provenance.path for f in fragments))
+    assert text.count("```python") == len(files) < len(fragments)
+    for path in files:
+        spans = sorted(f.provenance.line_range for f in fragments if f.provenance.path == path)
+        header = f"### {path} · " + ", ".join(f"L{a}-{b}" for a, b in spans)
+        assert f"{header}\n```python\n" in text
+        assert all(f.content.rstrip() in text for f in fragments)
 
 
 # --- scope and focus -------------------------------------------------------------------------

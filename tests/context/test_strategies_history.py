@@ -100,11 +100,14 @@ def test_temporal_archaeology_counts_changes_in_the_focus_area(backends: Backend
 def test_temporal_archaeology_honors_as_of(store: tuple[Workspace, ResourceInfo, int]) -> None:
     ws, _, first = store
     past = backends_for(ws, as_of=str(first))
-    fragments = TemporalArchaeology().assemble(
-        ContextRequest(focus=["requests.sessions.Session.send"]), past, 800, PlanContext()
-    )
+    # At the first revision nothing was edited yet: no history to tell, unless asked for.
+    focus = ["requests.sessions.Session.send"]
+    assert TemporalArchaeology().assemble(ContextRequest(focus=focus), past, 800, PlanContext()) == []
+    asked = ContextRequest(focus=focus, temporal=TemporalScope.HISTORY)
+    fragments = TemporalArchaeology().assemble(asked, past, 800, PlanContext())
     assert f"1 commit(s) touched it, the last r{first}" in fragments[0].content
-    assert "changed together" not in fragments[0].content
+    assert f"not changed since it was added at r{first}" in fragments[0].content
+    assert "unchanged since added" not in fragments[0].content and "changed together" not in fragments[0].content
 
 
 def test_temporal_archaeology_without_focus_ranks_the_most_changed_files(backends: BackendSet) -> None:

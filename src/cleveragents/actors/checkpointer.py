@@ -58,13 +58,22 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from cleveragents.graph.commit import CommitRequest, CommitResult
 from cleveragents.graph.store import GraphStore
 from cleveragents.terms import CA, ID, PROV, RDF_TYPE, XSD
+from cleveragents.vocabulary import ca
 
 _TYPE = ox.NamedNode(RDF_TYPE)
-_CHECKPOINT = ox.NamedNode(CA + "ActorCheckpoint")
+_CHECKPOINT = ox.NamedNode(ca.ActorCheckpoint)
 _DERIVED = ox.NamedNode(PROV + "wasDerivedFrom")
-_P = {name: ox.NamedNode(CA + name) for name in (
-    "threadId", "checkpointNamespace", "checkpointId", "payloadHash", "payloadBytes", "checkpointStep",
-)}
+_P = {
+    name: ox.NamedNode(CA + name)
+    for name in (
+        "threadId",
+        "checkpointNamespace",
+        "checkpointId",
+        "payloadHash",
+        "payloadBytes",
+        "checkpointStep",
+    )
+}
 _INT = ox.NamedNode(XSD + "integer")
 
 
@@ -107,8 +116,15 @@ def _typed_from_json(value: list[str]) -> tuple[str, bytes]:
 class StoreCheckpointSaver(BaseCheckpointSaver[str]):
     """Checkpoints of LangGraph runs recorded in the graph, with their bytes under ``root``."""
 
-    def __init__(self, writer: GraphWriter, root: Path, *, serde: SerializerProtocol | None = None,
-                 agent: str = "cleveragents", record_every: int = 32) -> None:
+    def __init__(
+        self,
+        writer: GraphWriter,
+        root: Path,
+        *,
+        serde: SerializerProtocol | None = None,
+        agent: str = "cleveragents",
+        record_every: int = 32,
+    ) -> None:
         """``record_every``: record in the graph once this many checkpoints wait (1: every put)."""
         super().__init__(serde=serde)
         self.writer = writer
@@ -156,8 +172,9 @@ class StoreCheckpointSaver(BaseCheckpointSaver[str]):
             idx = int(key.rsplit("\x00", 1)[1])
             rows.append((writes_sort_key(task_path, task_id, idx), task_id, channel, typed))
         rows.sort(key=lambda row: row[0])
-        return [(task_id, channel, self.serde.loads_typed(_typed_from_json(typed)))
-                for _, task_id, channel, typed in rows]
+        return [
+            (task_id, channel, self.serde.loads_typed(_typed_from_json(typed))) for _, task_id, channel, typed in rows
+        ]
 
     # --- the thread index (the write-ahead log of the graph records) ----------------------
 
@@ -168,8 +185,9 @@ class StoreCheckpointSaver(BaseCheckpointSaver[str]):
         """The thread's checkpoints in the order written; the first use records any the graph lacks."""
         if thread_id not in self._index:
             path = self._index_path(thread_id)
-            entries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] \
-                if path.is_file() else []
+            entries = (
+                [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.is_file() else []
+            )
             self._index[thread_id] = entries
             if entries:
                 recorded = self._recorded_ids(thread_id)
@@ -182,7 +200,8 @@ class StoreCheckpointSaver(BaseCheckpointSaver[str]):
     def _recorded_ids(self, thread_id: str) -> set[str]:
         rows = self.writer.store.query(
             f"SELECT ?id WHERE {{ ?c a ca:ActorCheckpoint ; ca:threadId {ox.Literal(thread_id)} ; "
-            "ca:checkpointId ?id }")
+            "ca:checkpointId ?id }"
+        )
         return {row["id"].value for row in rows}
 
     def _threads(self) -> list[str]:
@@ -192,8 +211,9 @@ class StoreCheckpointSaver(BaseCheckpointSaver[str]):
 
         return sorted(unquote(p.name) for p in self.root.iterdir() if (p / "index.jsonl").is_file())
 
-    def _tuple(self, thread_id: str, entry: dict[str, Any],
-               config: RunnableConfig | None = None) -> CheckpointTuple | None:
+    def _tuple(
+        self, thread_id: str, entry: dict[str, Any], config: RunnableConfig | None = None
+    ) -> CheckpointTuple | None:
         ns, checkpoint_id = entry["ns"], entry["id"]
         path = self._thread_dir(thread_id) / "payload" / entry["hash"]
         if not path.is_file():
@@ -204,11 +224,16 @@ class StoreCheckpointSaver(BaseCheckpointSaver[str]):
         own = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}}
         return CheckpointTuple(
             config=config if config and get_checkpoint_id(config) else own,
-            checkpoint={**checkpoint,
-                        "channel_values": self._load_blobs(thread_id, ns, checkpoint["channel_versions"])},
+            checkpoint={
+                **checkpoint,
+                "channel_values": self._load_blobs(thread_id, ns, checkpoint["channel_versions"]),
+            },
             metadata=metadata,
-            parent_config=({"configurable": {"thread_id": thread_id, "checkpoint_ns": ns,
-                                             "checkpoint_id": entry["parent"]}} if entry["parent"] else None),
+            parent_config=(
+                {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": entry["parent"]}}
+                if entry["parent"]
+                else None
+            ),
             pending_writes=self._pending(thread_id, ns, checkpoint_id),
         )
 
@@ -244,9 +269,14 @@ class StoreCheckpointSaver(BaseCheckpointSaver[str]):
             threads = sorted({thread_id for thread_id, _ in batch})
             started = time.perf_counter()
             try:
-                result = self.writer.commit(CommitRequest(
-                    add=add, message=f"{len(batch)} actor checkpoint(s) of {', '.join(threads)}",
-                    cause="actor-checkpoint", agent=self.agent))
+                result = self.writer.commit(
+                    CommitRequest(
+                        add=add,
+                        message=f"{len(batch)} actor checkpoint(s) of {', '.join(threads)}",
+                        cause="actor-checkpoint",
+                        agent=self.agent,
+                    )
+                )
             except BaseException:
                 self._pending_records = batch + self._pending_records
                 raise
@@ -318,17 +348,26 @@ class StoreCheckpointSaver(BaseCheckpointSaver[str]):
             entries = self._entries(thread_id)
             for channel, version in new_versions.items():
                 typed = self.serde.dumps_typed(values[channel]) if channel in values else ("empty", b"")
-                _atomic_write(self._blob_path(thread_id, ns, channel, version),
-                              json.dumps(_typed_to_json(typed)).encode())
-            payload = json.dumps({
-                "checkpoint": _typed_to_json(self.serde.dumps_typed(stripped)),
-                "metadata": _typed_to_json(self.serde.dumps_typed(full_metadata)),
-            }).encode()
+                _atomic_write(
+                    self._blob_path(thread_id, ns, channel, version), json.dumps(_typed_to_json(typed)).encode()
+                )
+            payload = json.dumps(
+                {
+                    "checkpoint": _typed_to_json(self.serde.dumps_typed(stripped)),
+                    "metadata": _typed_to_json(self.serde.dumps_typed(full_metadata)),
+                }
+            ).encode()
             digest = hashlib.sha256(payload).hexdigest()
             _atomic_write(self._thread_dir(thread_id) / "payload" / digest, payload)
             step = full_metadata.get("step")
-            entry = {"ns": ns, "id": checkpoint["id"], "parent": configurable.get("checkpoint_id"),
-                     "hash": digest, "bytes": len(payload), "step": step if isinstance(step, int) else None}
+            entry = {
+                "ns": ns,
+                "id": checkpoint["id"],
+                "parent": configurable.get("checkpoint_id"),
+                "hash": digest,
+                "bytes": len(payload),
+                "step": step if isinstance(step, int) else None,
+            }
             with open(self._index_path(thread_id), "a", encoding="utf-8") as handle:
                 handle.write(json.dumps(entry) + "\n")
                 handle.flush()
@@ -366,11 +405,21 @@ class StoreCheckpointSaver(BaseCheckpointSaver[str]):
         thread_id = str(thread_id)
         with self._lock:
             self._pending_records = [(t, e) for t, e in self._pending_records if t != thread_id]
-            nodes = [ox.NamedNode(row["c"].value) for row in self.writer.store.query(
-                f"SELECT ?c WHERE {{ ?c a ca:ActorCheckpoint ; ca:threadId {ox.Literal(thread_id)} }}")]
+            nodes = [
+                ox.NamedNode(row["c"].value)
+                for row in self.writer.store.query(
+                    f"SELECT ?c WHERE {{ ?c a ca:ActorCheckpoint ; ca:threadId {ox.Literal(thread_id)} }}"
+                )
+            ]
             if nodes:
-                self.writer.commit(CommitRequest(retract_subjects=nodes, message=f"delete thread {thread_id}",
-                                                 cause="actor-checkpoint-delete", agent=self.agent))
+                self.writer.commit(
+                    CommitRequest(
+                        retract_subjects=nodes,
+                        message=f"delete thread {thread_id}",
+                        cause="actor-checkpoint-delete",
+                        agent=self.agent,
+                    )
+                )
             shutil.rmtree(self._thread_dir(thread_id), ignore_errors=True)
             self._index.pop(thread_id, None)
 

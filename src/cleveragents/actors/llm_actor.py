@@ -112,10 +112,15 @@ class LLMActor:
 
     def _belt(self, ctx: PlanContext, phase: str) -> ToolBelt:
         tools = [
-            ToolDescription(RECORD_DECISION, "Record a decision of this plan (what was chosen and why).",
-                            RECORD_DECISION_SCHEMA),
-            ToolDescription(GRAPH_QUERY, "Run a read-only SPARQL query over the knowledge graph (code, plans, "
-                            "decisions); prefixes uko:, uko-code:, ca:, prov: are predeclared.", GRAPH_QUERY_SCHEMA),
+            ToolDescription(
+                RECORD_DECISION, "Record a decision of this plan (what was chosen and why).", RECORD_DECISION_SCHEMA
+            ),
+            ToolDescription(
+                GRAPH_QUERY,
+                "Run a read-only SPARQL query over the knowledge graph (code, plans, "
+                "decisions); prefixes uko:, uko-code:, ca:, prov: are predeclared.",
+                GRAPH_QUERY_SCHEMA,
+            ),
         ]
         routed: set[str] = set()
         if phase == "execute" and ctx.call_tool is not None and self.tool_descriptions is not None:
@@ -165,10 +170,14 @@ class LLMActor:
     def _run(self, ctx: PlanContext, phase: str) -> PhaseOutcome:
         chosen = self.actor_file.actor()
         llm, ref = resolve_llm(self.actor_file, chosen)
-        model = chat_model(ref, settings_for(llm, self.settings, ref.provider), options=model_options(llm),
-                           env=self.env)
-        context = {**ctx.plan.arguments, "plan": {"id": ctx.plan.id, "description": ctx.plan.description},
-                   "phase": phase}
+        model = chat_model(
+            ref, settings_for(llm, self.settings, ref.provider), options=model_options(llm), env=self.env
+        )
+        context = {
+            **ctx.plan.arguments,
+            "plan": {"id": ctx.plan.id, "description": ctx.plan.description},
+            "phase": phase,
+        }
         system = self.actor_file.render_prompt(llm, context) if llm.system_prompt else ""
         system = f"{system}\n\n{PHASE_INSTRUCTIONS[phase]}".strip()
         runtime = AgentRuntime(

@@ -77,8 +77,9 @@ class McpToolSource:
     def _spec(self, tool: Any) -> ToolSpec:
         annotations = getattr(tool, "annotations", None)
         read_only = bool(getattr(annotations, "read_only_hint", False)) if annotations else False
-        capability = READ_ONLY if read_only else Capability(
-            read_only=False, writes=True, side_effects=(f"mcp:{self.server}",))
+        capability = (
+            READ_ONLY if read_only else Capability(read_only=False, writes=True, side_effects=(f"mcp:{self.server}",))
+        )
         return ToolSpec(
             name=f"{self.prefix}{tool.name}",
             description=tool.description or f"MCP tool {tool.name} of {self.server}",

@@ -43,7 +43,7 @@ def load_prices(path: Path) -> dict[str, Price]:
             prices[model] = Price(float(row["input_per_mtok"]), float(row["output_per_mtok"]))
         except (KeyError, TypeError, ValueError):
             raise ValidationError(
-                f"price table {path}: [\"{model}\"] needs input_per_mtok and output_per_mtok (numbers)"
+                f'price table {path}: ["{model}"] needs input_per_mtok and output_per_mtok (numbers)'
             ) from None
     return prices
 

@@ -150,11 +150,19 @@ class AgentRuntime:
         self.max_turns = max_turns
         self.timings: dict[str, list[float]] = {"context": [], "model": [], "tools": []}
         self._names = {wire_name(t.name): t for t in tools.tools}
-        self._bound = model.bind_tools([
-            {"type": "function", "function": {"name": wire, "description": t.description,
-                                              "parameters": t.input_schema}}
-            for wire, t in self._names.items()
-        ]) if tools.tools else model
+        self._bound = (
+            model.bind_tools(
+                [
+                    {
+                        "type": "function",
+                        "function": {"name": wire, "description": t.description, "parameters": t.input_schema},
+                    }
+                    for wire, t in self._names.items()
+                ]
+            )
+            if tools.tools
+            else model
+        )
         self.graph = self._build().compile(checkpointer=checkpointer)
 
     # --- nodes ----------------------------------------------------------------------------
@@ -182,8 +190,7 @@ class AgentRuntime:
         reply = self._bound.invoke(prompt)
         self.timings["model"].append(time.perf_counter() - started)
         usage = {k: int(v) for k, v in (reply.usage_metadata or {}).items() if isinstance(v, int)}
-        return {"messages": [reply], "context_hash": turn.hash if turn else None,
-                "usage": {**usage, "calls": 1}}
+        return {"messages": [reply], "context_hash": turn.hash if turn else None, "usage": {**usage, "calls": 1}}
 
     def _tools_node(self, state: AgentState) -> dict[str, Any]:
         last = state["messages"][-1]
@@ -193,8 +200,11 @@ class AgentRuntime:
         started = time.perf_counter()
         for call in last.tool_calls:
             ok, text = self._call(call["name"], call.get("args") or {}, state.get("context_hash"))
-            replies.append(ToolMessage(content=text, tool_call_id=call["id"], name=call["name"],
-                                       status="success" if ok else "error"))
+            replies.append(
+                ToolMessage(
+                    content=text, tool_call_id=call["id"], name=call["name"], status="success" if ok else "error"
+                )
+            )
             failures = 0 if ok else failures + 1
             if failures >= self.max_tool_failures:
                 raise ToolFailureLimit(

@@ -17,9 +17,23 @@ from cleveragents.errors import ValidationError
 
 # Config keys that are CleverAgents' own, not options of the chat model.
 _NOT_MODEL_OPTIONS = {
-    "provider", "model", "actor", "system_prompt", "memory_enabled", "max_history", "unsafe", "tools",
-    "response_format", "base_url", "api_key_env", "context_window", "reserved_output", "timeout", "max_retries",
-    "max_tool_failures", "options",
+    "provider",
+    "model",
+    "actor",
+    "system_prompt",
+    "memory_enabled",
+    "max_history",
+    "unsafe",
+    "tools",
+    "response_format",
+    "base_url",
+    "api_key_env",
+    "context_window",
+    "reserved_output",
+    "timeout",
+    "max_retries",
+    "max_tool_failures",
+    "options",
 }
 
 
@@ -38,8 +52,12 @@ class Usage:
             self.output_tokens += int(metadata.get("output_tokens", 0))
 
     def as_dict(self) -> dict[str, int]:
-        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-                "total_tokens": self.input_tokens + self.output_tokens, "calls": self.calls}
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "total_tokens": self.input_tokens + self.output_tokens,
+            "calls": self.calls,
+        }
 
 
 @dataclass
@@ -58,15 +76,19 @@ def resolve_llm(actor_file: ActorFile, actor: ActorSpec) -> tuple[ActorSpec, Mod
     current = actor
     while True:
         if not current.is_llm:
-            raise ValidationError(f"{actor_file.source}: actor '{current.name}' is a {current.type} actor; "
-                                  "`actor run` answers with llm actors (graph actors run in plans)")
+            raise ValidationError(
+                f"{actor_file.source}: actor '{current.name}' is a {current.type} actor; "
+                "`actor run` answers with llm actors (graph actors run in plans)"
+            )
         ref = current.model_ref()
         if ref is not None:
             return current, ref
         target = current.config.get("actor")
         if target in seen or target not in actor_file.actors:
-            raise ValidationError(f"{actor_file.source}: actor '{current.name}' refers to '{target}', "
-                                  "which is not an actor of the loaded files")
+            raise ValidationError(
+                f"{actor_file.source}: actor '{current.name}' refers to '{target}', "
+                "which is not an actor of the loaded files"
+            )
         seen.append(current.name)
         current = actor_file.actors[target]
 

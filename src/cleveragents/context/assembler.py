@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from cleveragents.errors import UsageError
 
+from . import markdown
 from .depth import validate_depth
 from .model import AssembledContext, ContextFragment, ContextRequest, PlanContext
 from .pipeline import (
@@ -113,7 +114,8 @@ class ContextAssembler:
 
             # Phase 2: fragment fusion
             start = time.perf_counter()
-            render = RenderContext(self.counter, backends.graph.render if backends.graph is not None else None)
+            graph_render = backends.graph.render if backends.graph is not None else None
+            render = RenderContext(self.counter, graph_render, request.depth)
             deduped = c.fragment_deduplicator.deduplicate(raw)
             resolved = c.detail_depth_resolver.resolve(deduped, fragment_budget)
             scored = c.fragment_scorer.score(resolved, plan_context)
@@ -242,7 +244,7 @@ class ContextAssembler:
     def _preamble(
         self, fragments: list[ContextFragment], strategies_used: list[str], budget: int, explanation: dict[str, Any]
     ) -> str | None:
-        payload = self.counter.count("\n\n".join(f.content for f in fragments))
+        payload = self.counter.count(markdown.render(fragments))
         room = budget - payload - SEPARATOR_TOKENS
         generator = self.components.preamble_generator
         limit = min(room, int(getattr(generator, "max_tokens", DEFAULT_PREAMBLE_TOKENS)))

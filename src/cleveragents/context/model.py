@@ -10,6 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from cleveragents.context import markdown
+
 
 class TemporalScope(StrEnum):
     """Which states of the graph a request may see."""
@@ -31,7 +33,9 @@ class ContextRequest(BaseModel):
     # Scope control
     focus: list[str] = Field(default_factory=list)  # IRIs, paths or symbols
     breadth: int = Field(default=2, ge=0, le=10)  # hops outward in the dependency graph
-    depth: int | str = 3  # raw integer or a named level of the target node's DetailLevelMap
+    # A raw integer or a named level of the target node's DetailLevelMap: the deepest any
+    # node is shown at. The default lets the packer show the most relevant in full.
+    depth: int | str = "FULL_SOURCE"
     depth_gradient: bool = True  # items closer to the focus get more detail
     # Temporal scope
     temporal: TemporalScope = TemporalScope.CURRENT
@@ -99,10 +103,9 @@ class AssembledContext(BaseModel):
     explanation: dict[str, Any] = Field(default_factory=dict)  # what --explain shows
 
     def render(self) -> str:
-        """The text an LLM receives: the preamble, then each fragment."""
-        parts = [self.preamble] if self.preamble else []
-        parts += [f.content for f in self.fragments]
-        return "\n\n".join(parts)
+        """The text an LLM receives, as markdown grouped by file (``context.markdown``):
+        the budget is counted on it and its hash is the assembly's."""
+        return markdown.render(self.fragments, self.preamble)
 
 
 class StrategyCapabilities(BaseModel):

@@ -31,7 +31,7 @@ import pyoxigraph as ox
 from ulid import ULID
 
 from cleveragents.errors import CleverAgentsError, ShapeViolationError, ValidationError
-from cleveragents.graph import layout
+from cleveragents.graph import audit, layout
 from cleveragents.graph.hierarchy import TBox
 from cleveragents.graph.inference import InferenceDelta, infer, rederive_all
 from cleveragents.graph.ntriples import load_ntriples, ntriples
@@ -40,7 +40,8 @@ from cleveragents.graph.revisions import TEMPORAL_PREDICATES, derive_revisions
 from cleveragents.graph.store import GraphStore, syntax_error
 from cleveragents.graph.uko_inference import IMPLICIT_EDGES, UkoInferenceEngine
 from cleveragents.iris import agent_iri, commit_iri
-from cleveragents.terms import CA, GENID, PROV, RDF_TYPE, XSD
+from cleveragents.terms import GENID, PROV, RDF_TYPE, XSD
+from cleveragents.vocabulary import ca
 
 Triple = tuple[Any, Any, Any]
 
@@ -190,8 +191,10 @@ class CommitEngine:
         live_inferred = [n for n, iv in store.interval_graphs().items() if iv.family == "inf" and iv.is_open]
 
         added, loaded_ntriples = self._write_additions(request, added_g)
+        audit.refuse(audit.audit_records_in(raw, added_g), "add")
         clock.lap("load")
         removals, unchanged = self._locate_removals(request, added_g)
+        audit.refuse((k for k in removals if audit.is_audit_record(k)), "remove")
         added -= unchanged
         clock.lap("locate")
         # Additions already live are no-ops; additions live only as inferences replace them.
@@ -379,19 +382,19 @@ def _activity(
     stamp = ox.Literal(when.isoformat().replace("+00:00", "Z"), datatype=ox.NamedNode(XSD + "dateTime"))
     integer = ox.NamedNode(XSD + "integer")
     out: list[Triple] = [
-        (node, ox.NamedNode(RDF_TYPE), ox.NamedNode(CA + "Commit")),
+        (node, ox.NamedNode(RDF_TYPE), ox.NamedNode(ca.Commit)),
         (node, ox.NamedNode(RDF_TYPE), ox.NamedNode(PROV + "Activity")),
-        (node, ox.NamedNode(CA + "revision"), ox.Literal(str(rev), datatype=integer)),
+        (node, ox.NamedNode(ca.revision), ox.Literal(str(rev), datatype=integer)),
         (node, ox.NamedNode(PROV + "startedAtTime"), stamp),
         (node, ox.NamedNode(PROV + "wasAssociatedWith"), agent),
-        (node, ox.NamedNode(CA + "cause"), ox.Literal(request.cause)),
-        (node, ox.NamedNode(CA + "message"), ox.Literal(request.message)),
-        (node, ox.NamedNode(CA + "addedCount"), ox.Literal(str(added), datatype=integer)),
-        (node, ox.NamedNode(CA + "removedCount"), ox.Literal(str(len(removals)), datatype=integer)),
+        (node, ox.NamedNode(ca.cause), ox.Literal(request.cause)),
+        (node, ox.NamedNode(ca.message), ox.Literal(request.message)),
+        (node, ox.NamedNode(ca.addedCount), ox.Literal(str(added), datatype=integer)),
+        (node, ox.NamedNode(ca.removedCount), ox.Literal(str(len(removals)), datatype=integer)),
         (agent, ox.NamedNode(RDF_TYPE), ox.NamedNode(PROV + "Agent")),
     ]
     if request.external_id:
-        out.append((node, ox.NamedNode(CA + "externalId"), ox.Literal(request.external_id)))
+        out.append((node, ox.NamedNode(ca.externalId), ox.Literal(request.external_id)))
     return out
 
 

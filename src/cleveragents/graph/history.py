@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -11,7 +10,7 @@ from urllib.parse import unquote
 import pyoxigraph as ox
 
 from cleveragents.errors import NotFoundError, ValidationError
-from cleveragents.graph.revisions import TEMPORAL_PREDICATES
+from cleveragents.graph.revisions import REVISION_SUFFIX, TEMPORAL_PREDICATES
 from cleveragents.graph.store import GraphStore
 from cleveragents.iris import AGENT_BASE, COMMIT_BASE
 
@@ -117,15 +116,12 @@ def state(store: GraphStore, revision: int, *, inferred: bool = False) -> set[tu
     return out
 
 
-_REVISION_NODE = re.compile(r"@r\d+$")
-
-
 def is_bookkeeping(triple: tuple) -> bool:
     """Commit records, agents, revision nodes and temporal metadata (not content)."""
     subject = triple[0].value
     return (
         subject.startswith((COMMIT_BASE, AGENT_BASE))
-        or bool(_REVISION_NODE.search(subject))
+        or bool(REVISION_SUFFIX.search(subject))
         or triple[1].value in TEMPORAL_PREDICATES
     )
 

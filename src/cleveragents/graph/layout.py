@@ -22,7 +22,8 @@ from typing import Final, Literal
 
 from pyoxigraph import DefaultGraph, NamedNode
 
-from cleveragents.terms import CA, ID
+from cleveragents.terms import ID
+from cleveragents.vocabulary import ca
 
 GRAPH_BASE: Final = "https://cleveragents.ai/graph/"
 OPEN: Final = "open"
@@ -37,8 +38,8 @@ META = NamedNode(GRAPH_BASE + "meta")
 STORE_NODE = NamedNode(ID + "store")
 # META predicates of the store node: the last published revision, and the revision whose
 # publication was started and not finished (the redo record, see graph/publish.py).
-HEAD = NamedNode(CA + "headRevision")
-PUBLISHING = NamedNode(CA + "publishingRevision")
+HEAD = NamedNode(ca.headRevision)
+PUBLISHING = NamedNode(ca.publishingRevision)
 
 Family = Literal["iv", "inf", "stage"]
 

@@ -13,6 +13,7 @@ These are ordinary temporal triples, so as-of queries see them as they were.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -21,21 +22,26 @@ import pyoxigraph as ox
 from cleveragents.graph import layout
 from cleveragents.graph.store import GraphStore
 from cleveragents.iris import commit_iri
-from cleveragents.terms import CA, PROV, RDF_TYPE, UKO, XSD
+from cleveragents.terms import PROV, RDF_TYPE, UKO, XSD
+from cleveragents.vocabulary import ca, uko
 
 TYPE = ox.NamedNode(RDF_TYPE)
-IS_CURRENT = ox.NamedNode(UKO + "isCurrent")
-VALID_FROM = ox.NamedNode(UKO + "validFrom")
-VALID_UNTIL = ox.NamedNode(UKO + "validUntil")
-IS_REVISION_OF = ox.NamedNode(UKO + "isRevisionOf")
-REVISION_OF = ox.NamedNode(CA + "revisionOf")
+IS_CURRENT = ox.NamedNode(uko.isCurrent)
+VALID_FROM = ox.NamedNode(uko.validFrom)
+VALID_UNTIL = ox.NamedNode(uko.validUntil)
+IS_REVISION_OF = ox.NamedNode(uko.isRevisionOf)
+REVISION_OF = ox.NamedNode(ca.revisionOf)
 TRUE = ox.Literal("true", datatype=ox.NamedNode(XSD + "boolean"))
 FALSE = ox.Literal("false", datatype=ox.NamedNode(XSD + "boolean"))
-INFORMATION_UNIT = ox.NamedNode(UKO + "InformationUnit")
+INFORMATION_UNIT = ox.NamedNode(uko.InformationUnit)
 # The node-level temporal metadata revisions maintain; not content.
 TEMPORAL_PREDICATES = frozenset(UKO + n for n in ("validFrom", "validUntil", "isCurrent", "isRevisionOf"))
 
 Triple = tuple[object, object, object]
+
+
+# The IRI suffix of a revision node (no backslash: the pattern is also used in SPARQL).
+REVISION_SUFFIX = re.compile(r"@r[0-9]+$")
 
 
 def revision_node(entity: ox.NamedNode, revision: int) -> ox.NamedNode:
@@ -93,7 +99,7 @@ def derive_revisions(
             adds += [(entity, IS_CURRENT, TRUE), (entity, VALID_FROM, stamp)]
         node = revision_node(entity, rev)
         adds += [
-            (node, TYPE, ox.NamedNode(CA + "EntityRevision")),
+            (node, TYPE, ox.NamedNode(ca.EntityRevision)),
             (node, REVISION_OF, entity),
             (node, VALID_FROM, stamp),
             (node, IS_CURRENT, TRUE),

@@ -181,6 +181,31 @@ class GraphStore:
         row = next(iter(self.raw.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }}")))
         return int(row["n"].value)
 
+    def graph_quads(self, graph: ox.NamedNode | ox.DefaultGraph | None = None) -> Iterator[ox.Quad]:
+        """Every quad of one graph (every graph when None), whatever its interval: the
+        ontology (``layout.ONTOLOGY``), the shapes, the store's META, one interval graph."""
+        return iter(self.raw.quads_for_pattern(None, None, None, graph))
+
+    def ontology_triples(self) -> list[ox.Triple]:
+        """The loaded ontology modules (the TBox), as triples."""
+        return [quad.triple for quad in self.graph_quads(layout.ONTOLOGY)]
+
+    def published_quads(self) -> Iterator[ox.Quad]:
+        """Every quad of every graph, history included, except graphs of a commit that is
+        not published (in flight or abandoned): the store's full dump."""
+        head = self.head
+        for quad in self.graph_quads():
+            graph = quad.graph_name
+            interval = layout.parse_graph(graph) if isinstance(graph, ox.NamedNode) else None
+            if interval is None or interval.published(head):
+                yield quad
+
+    def asserted_view(self) -> View:
+        """The live asserted triples only (the current-state mirror): no inferences, no
+        ontology. A writer diffs its new output against this state, and a pattern such as
+        ``?s ?p ?o`` over it returns only what was asserted."""
+        return View(self.head, (layout.LIVE,))
+
     def view(self, revision: int | None = None, *, inferred: bool = True) -> View:
         """The graphs valid at ``revision`` (default: the head), plus the ontology.
 

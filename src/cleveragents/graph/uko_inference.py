@@ -1,4 +1,4 @@
-"""The UKO inference engine (architecture.md, "UKO Runtime Services": UKOInferenceEngine).
+"""The UKO inference engine.
 
 From the triples the analyzers assert it derives, for every UKO node (an instance of
 uko:InformationUnit through the RDFS closure):
@@ -73,18 +73,19 @@ from cleveragents.graph.inference import drop_present
 from cleveragents.graph.store import GraphStore
 from cleveragents.iris import edge_iri, file_iri, split_iri
 from cleveragents.terms import CA, OWL, RDF_REIFIES, RDF_TYPE, UKO, XSD
+from cleveragents.vocabulary import ca, uko
 
 VANN: Final = "http://purl.org/vocab/vann/"
 TYPE = ox.NamedNode(RDF_TYPE)
-INFORMATION_UNIT = ox.NamedNode(UKO + "InformationUnit")
-LAYER = ox.NamedNode(UKO + "layer")
-IMPLICIT_CONTAINS = ox.NamedNode(UKO + "implicitContains")
-IMPLICIT_DEPENDS_ON = ox.NamedNode(UKO + "implicitDependsOn")
-IMPLICIT_SIBLING_OF = ox.NamedNode(UKO + "implicitSiblingOf")
-MENTIONS = ox.NamedNode(CA + "mentions")
-AWAITS_CONTAINER = ox.NamedNode(CA + "awaitsContainer")
-CONFIDENCE_PREDICATE = ox.NamedNode(CA + "confidence")
-RESOLVED_BY_PREDICATE = ox.NamedNode(CA + "resolvedBy")
+INFORMATION_UNIT = ox.NamedNode(uko.InformationUnit)
+LAYER = ox.NamedNode(uko.layer)
+IMPLICIT_CONTAINS = ox.NamedNode(uko.implicitContains)
+IMPLICIT_DEPENDS_ON = ox.NamedNode(uko.implicitDependsOn)
+IMPLICIT_SIBLING_OF = ox.NamedNode(uko.implicitSiblingOf)
+MENTIONS = ox.NamedNode(ca.mentions)
+AWAITS_CONTAINER = ox.NamedNode(ca.awaitsContainer)
+CONFIDENCE_PREDICATE = ox.NamedNode(ca.confidence)
+RESOLVED_BY_PREDICATE = ox.NamedNode(ca.resolvedBy)
 REIFIES_PREDICATE = ox.NamedNode(RDF_REIFIES)
 TRUE = ox.Literal("true", datatype=ox.NamedNode(XSD + "boolean"))
 INTEGER = ox.NamedNode(XSD + "integer")
@@ -105,9 +106,9 @@ MAX_MENTIONS: Final = 64
 # bookkeeping (ca:); a qualified name is an identifier, not a path.
 NOT_TEXT: Final = frozenset(
     {
-        UKO + "sourcePath",
-        UKO + "sourceRange",
-        UKO + "contentHash",
+        uko.sourcePath,
+        uko.sourceRange,
+        uko.contentHash,
         "https://cleveragents.ai/ontology/uko/code#qualifiedName",
     }
 )
@@ -149,6 +150,11 @@ class Vocabulary:
     contains_predicates: frozenset[ox.NamedNode]  # uko:contains and its sub-properties
     depends_predicates: frozenset[ox.NamedNode]  # uko:dependsOn and its sub-properties
     referring_predicates: frozenset[ox.NamedNode]  # what counts as a reference for siblings
+
+    @classmethod
+    def for_store(cls, store: GraphStore) -> Vocabulary:
+        """The vocabulary of the ontology loaded in ``store``."""
+        return cls.from_store(store.raw, TBox.from_store(store.raw))
 
     @classmethod
     def from_store(cls, raw: ox.Store, tbox: TBox) -> Vocabulary:

@@ -139,6 +139,11 @@ def shapes_validator(raw: ox.Store) -> Any:
     return compile_shapes(body)
 
 
+def validate_current(store: GraphStore) -> list[Any]:
+    """Audit the whole current state against the store's shapes (the violations found)."""
+    return shapes_validator(store.raw).validate(store.raw, default_graph=store.view().default_graph())
+
+
 class ShapesOnFirstUse:
     """The store's validator, compiled when the first commit is validated: a run that
     commits nothing (re-indexing an unchanged tree) does not pay ~0.2 s for it."""

@@ -9,15 +9,16 @@ from __future__ import annotations
 import hashlib
 
 from cleveragents.iris import edge_iri, file_iri
-from cleveragents.terms import CA, RDF_REIFIES, RDF_TYPE, UKO, UKO_INFRA, XSD
+from cleveragents.terms import CA, RDF_REIFIES, RDF_TYPE, UKO, XSD
+from cleveragents.vocabulary import uko, uko_infra
 
 from .model import FileAnalysis, Problem, SourceFile, Value
 
-CONTAINS = UKO + "contains"
+CONTAINS = uko.contains
 
 # Values that mark an entity's text as secret: its content hash is withheld, because a
 # hash of a short secret can be brute-forced offline.
-SECRET_FLAGS = (UKO_INFRA + "isSecret",)
+SECRET_FLAGS = (uko_infra.isSecret,)
 
 
 def literal(value: Value) -> str:

@@ -15,13 +15,13 @@ from datetime import datetime
 from pathlib import Path
 
 from cleveragents.errors import ValidationError
-from cleveragents.terms import CA
+from cleveragents.vocabulary import ca
 
 from .indexer import CommitInfo, Indexer, IndexSummary, Target
 from .sources import GitCommitSnapshot
 
 _FIELDS = "%H%x1f%an <%ae>%x1f%aI%x1f%s"
-GIT_COMMIT = CA + "gitCommit"
+GIT_COMMIT = ca.gitCommit
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,8 @@ from cleveragents.graph.ntriples import ntriples
 from cleveragents.graph.revisions import TEMPORAL_PREDICATES
 from cleveragents.graph.store import GraphStore
 from cleveragents.graph.workspace import WriteSession
-from cleveragents.terms import CA, RDF_TYPE, UKO, UKO_CODE, UKO_PY
+from cleveragents.terms import RDF_TYPE, UKO, UKO_CODE, UKO_PY
+from cleveragents.vocabulary import ca, uko_code
 
 from . import emit
 from .content import ContentStore
@@ -52,8 +53,8 @@ from .plugins import AnalyzerSet, load_analyzers
 from .reading import SourceFiles, load_fingerprints, read_files, save_fingerprints
 from .sources import Skipped, Snapshot
 
-INDEXED_BY = CA + "indexedBy"
-ENRICHED_BY = CA + "enrichedBy"
+INDEXED_BY = ca.indexedBy
+ENRICHED_BY = ca.enrichedBy
 # Below this many files the process pool costs more than it saves.
 PARALLEL_THRESHOLD = 64
 # "The subject belongs to resource {0}", written as a filter: with the resource as a
@@ -283,8 +284,8 @@ def _outline(analysis: FileAnalysis) -> tuple[OutlineEntry, ...]:
             e.name,
             e.span.start_line,
             e.span.end_line,
-            _is_callable(e.types) and not e.values.get(UKO_CODE + "hasReturnType"),
-            _untyped_parameters(e.values.get(UKO_CODE + "hasParameters")),
+            _is_callable(e.types) and not e.values.get(uko_code.hasReturnType),
+            _untyped_parameters(e.values.get(uko_code.hasParameters)),
         )
         for e in analysis.entities
         if e.span is not None and e.key
@@ -311,7 +312,7 @@ def _file_node_only(analyzer: Analyzer, source: SourceFile) -> FileAnalysis:
     from .model import Entity
 
     node = Entity("", analyzer.file_types(source.path), PurePosixPath(source.path).name)
-    node.add(CA + "skippedReason", f"larger than the analysis limit ({len(source.data)} bytes)")
+    node.add(ca.skippedReason, f"larger than the analysis limit ({len(source.data)} bytes)")
     return FileAnalysis([node])
 
 
@@ -438,7 +439,9 @@ class Indexer:
             r.ntriples = ""  # one copy of the text at a time: big resources hold a lot of it
         # Nothing of this resource is live (not even a directory node left by a run that
         # deleted every file): every IRI the run writes is new.
-        first_index = not live and not self.store.raw.query(f"ASK {{ ?s <{UKO}sourceResource> <{target.iri}> }}")
+        first_index = not live and not self.store.query(
+            f"ASK {{ ?s <{UKO}sourceResource> <{target.iri}> }}", view=self.store.asserted_view()
+        )
         # A directory node only changes when a file appears in it or leaves it (the root
         # also carries the resource's name); a full run rewrites them all.
         scope = None if first_index or full else _ancestors((set(files) - set(live)) | deleted) | {""}
@@ -505,9 +508,10 @@ class Indexer:
 
     def _live_files(self, target: Target) -> dict[str, tuple[str, str]]:
         """path -> (content hash, analyzer id) of the file nodes currently in the graph."""
-        rows = self.store.raw.query(
+        rows = self.store.query(
             f"SELECT ?path ?hash ?by WHERE {{ ?f <{INDEXED_BY}> ?by ; <{UKO}sourcePath> ?path ; "
-            f"<{UKO}contentHash> ?hash ; {_OF_RESOURCE.format(target.iri)} }}"
+            f"<{UKO}contentHash> ?hash ; {_OF_RESOURCE.format(target.iri)} }}",
+            view=self.store.asserted_view(),
         )
         return {row["path"].value: (row["hash"].value, row["by"].value) for row in rows}
 
@@ -575,7 +579,7 @@ class Indexer:
             if not hits:
                 summary.unresolved += 1
             for iri, confidence, by in hits:
-                if iri == source and reference.predicate != UKO_CODE + "calls":
+                if iri == source and reference.predicate != uko_code.calls:
                     continue
                 key = (source, reference.predicate, iri)
                 if key not in best or confidence > best[key][0]:
@@ -606,9 +610,10 @@ class Indexer:
 
     def _graph_outline(self, target: Target, path: str) -> tuple[OutlineEntry, ...]:
         """The outline of a file this run did not analyze, from its live entities."""
-        rows = self.store.raw.query(
+        rows = self.store.query(
             f"SELECT ?e ?name ?range WHERE {{ ?e <{UKO}sourcePath> {emit.literal(path)} ; "
-            f"<{UKO}sourceRange> ?range ; <{UKO}name> ?name ; {_OF_RESOURCE.format(target.iri)} }}"
+            f"<{UKO}sourceRange> ?range ; <{UKO}name> ?name ; {_OF_RESOURCE.format(target.iri)} }}",
+            view=self.store.asserted_view(),
         )
         out: list[OutlineEntry] = []
         for row in rows:
@@ -622,9 +627,10 @@ class Indexer:
     def _unenriched(self, target: Target, files: SourceFiles) -> set[str]:
         if not self.resolvers:
             return set()
-        rows = self.store.raw.query(
+        rows = self.store.query(
             f"SELECT ?path ?by WHERE {{ ?f <{ENRICHED_BY}> ?by ; <{UKO}sourcePath> ?path ; "
-            f"{_OF_RESOURCE.format(target.iri)} }}"
+            f"{_OF_RESOURCE.format(target.iri)} }}",
+            view=self.store.asserted_view(),
         )
         marks: dict[str, set[str]] = {}
         for row in rows:
@@ -708,7 +714,7 @@ class Indexer:
         return lines
 
     def _construct(self, pattern: str) -> set[str]:
-        result = self.store.raw.query(f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ {pattern} }}")
+        result = self.store.query(f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ {pattern} }}", view=self.store.asserted_view())
         return _lines(ox.serialize(result, format=ox.RdfFormat.N_TRIPLES))
 
     # -- link-data cache -----------------------------------------------------------------

@@ -29,7 +29,7 @@ class Span:
     end_byte: int
 
     def literal(self) -> str:
-        """The ``uko:sourceRange`` form of spec/architecture.md: ``'15:1-87:0'``."""
+        """The ``uko:sourceRange`` form ``line:col-line:col`` (1-based lines), e.g. ``'15:1-87:0'``."""
         return f"{self.start_line}:{self.start_col}-{self.end_line}:{self.end_col}"
 
     @classmethod

@@ -11,7 +11,6 @@ import pyoxigraph as ox
 
 from cleveragents import iris
 from cleveragents.errors import NotFoundError, ValidationError
-from cleveragents.graph import layout
 from cleveragents.graph.history import resolve_revision
 from cleveragents.graph.store import GraphStore
 from cleveragents.graph.workspace import Workspace
@@ -21,7 +20,8 @@ from cleveragents.indexing.model import RenderRequest, Span
 from cleveragents.indexing.plugins import AnalyzerSet
 from cleveragents.tbox.closure import most_specific_type
 from cleveragents.tbox.detail_levels import effective_levels, resolve_depth
-from cleveragents.terms import RDF_TYPE, UKO
+from cleveragents.terms import RDF_TYPE
+from cleveragents.vocabulary import uko
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ class RenderSession:
         self.analyzers = analyzers
         self.revision = revision
         self.view = store.view(revision, inferred=False)
-        self.ontology = [q.triple for q in store.raw.quads_for_pattern(None, None, None, layout.ONTOLOGY)]
+        self.ontology = store.ontology_triples()
         self._levels: dict[str, list] = {}
         self._depths: dict[tuple[str, str], int] = {}
         self._contents: dict[str, bytes] = {}  # by content hash: a file is read once, not per node
@@ -89,7 +89,7 @@ class RenderSession:
         analyzer = self.analyzers.by_name(indexed_by.split("@", 1)[0])
         if analyzer is None:
             raise NotFoundError(f"no analyzer '{indexed_by}' is installed to render {iri}")
-        digest = (file_facts.get(UKO + "contentHash") or [""])[0]
+        digest = (file_facts.get(uko.contentHash) or [""])[0]
         content = self._contents.get(digest)
         if content is None:
             if len(self._contents) >= 256:  # a long-lived session must not hold a whole corpus
@@ -105,7 +105,7 @@ class RenderSession:
         levels = self._levels[node_type]
         if number >= len(levels):
             raise ValidationError(f"depth {number} is beyond {node_type}'s deepest level {len(levels) - 1}")
-        source_range = (facts.get(UKO + "sourceRange") or [None])[0]
+        source_range = (facts.get(uko.sourceRange) or [None])[0]
         request = RenderRequest(
             key=key,
             types=tuple(facts[RDF_TYPE]),

@@ -32,16 +32,17 @@ from cleveragents.indexing import emit
 from cleveragents.indexing.indexer import OutlineEntry, ResolvedFile, Target
 from cleveragents.indexing.model import Reference
 from cleveragents.terms import CA, RDF_TYPE, UKO, UKO_CODE
+from cleveragents.vocabulary import ca, uko_code
 
 from .client import LSPError, ServerGone, ServerLaunch
 from .languages import language_of
 from .runtime import LSPRuntime, ServerHandle
 
-ENRICHED_BY = CA + "enrichedBy"
-TYPES_INFERRED_BY = CA + "typesInferredBy"
-EXTERNAL_SYMBOL = UKO_CODE + "ExternalSymbol"
-DIAGNOSTIC = UKO_CODE + "Diagnostic"
-CALLS = UKO_CODE + "calls"
+ENRICHED_BY = ca.enrichedBy
+TYPES_INFERRED_BY = ca.typesInferredBy
+EXTERNAL_SYMBOL = uko_code.ExternalSymbol
+DIAGNOSTIC = uko_code.Diagnostic
+CALLS = uko_code.calls
 CALLABLE_TYPES = frozenset(UKO_CODE + t for t in ("Function", "Method", "Constructor"))
 OPEN_CHUNK = 200  # documents open at once: the server's memory stays bounded
 DIAGNOSTICS_WAIT = 10.0

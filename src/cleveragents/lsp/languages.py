@@ -1,5 +1,4 @@
-"""Resource language discovery (core-concepts.md, "Resource Language Discovery"):
-file extension analysis first, then content analysis (shebang lines, editor mode lines)
+"""Resource language discovery: file extension analysis first, then content analysis (shebang lines, editor mode lines)
 for files without a known extension or with an ambiguous one.
 
 Languages are LSP language identifiers (the ``languageId`` of ``textDocument/didOpen``),

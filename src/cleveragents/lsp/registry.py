@@ -1,5 +1,5 @@
-"""LSP Registry entries (core-concepts.md, "LSP Registry"): the fields of the spec, their
-validation, ``${ENV_VAR}`` interpolation and where a server's executable is found.
+"""LSP Registry entries: their fields, their validation, ``${ENV_VAR}`` interpolation and
+where a server's executable is found.
 
 Storage in the graph and the built-in/user merge are in ``services/lsp_registry.py``;
 the built-in entries are in ``lsp/builtins.py``.

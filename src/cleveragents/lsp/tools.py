@@ -1,4 +1,4 @@
-"""LSP capabilities as tools (core-concepts.md, "LSP Capability Exposure").
+"""LSP capabilities as tools.
 
 The ``LSPToolAdapter`` turns what a language server can do into tools: each has a name
 (``lsp/definition``, ...), the capability it needs, a JSON-Schema input and a JSON-ready

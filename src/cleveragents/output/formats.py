@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final, TextIO
 
+from cleveragents.output.materialization import AccumulateStrategy, SequentialStrategy, Strategy
 from cleveragents.output.render_csv import CsvRenderer
 from cleveragents.output.render_data import DocumentWriter
 from cleveragents.output.render_plain import PlainRenderer
 from cleveragents.output.render_rich import RichRenderer
-from cleveragents.output.strategies import AccumulateStrategy, SequentialStrategy, Strategy
 
 AUTO: Final = "auto"
 BUILTIN_FORMATS: Final = ("rich", "plain", "table", "json", "yaml", "csv", "tsv")

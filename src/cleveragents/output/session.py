@@ -58,7 +58,7 @@ from cleveragents.output.handles import (
     check_level,
 )
 from cleveragents.output.human import CANCELLED_MESSAGE
-from cleveragents.output.strategies import Strategy
+from cleveragents.output.materialization import Strategy
 
 log = logging.getLogger(__name__)
 

@@ -358,3 +358,34 @@ def _register_prompts(server: MCPServer) -> None:
             "what moved, and callers to see what the change can break.\n"
             "Then list the behavioural changes, their risk, and what to test."
         )
+
+
+async def serve_stdio(server: MCPServer) -> None:
+    """Serve over stdin/stdout, answering a line that is not JSON-RPC with a JSON-RPC
+    parse error (id null), as JSON-RPC 2.0 asks; the SDK's stdio transport only drops it.
+
+    Runs the SDK's low-level server on the transport's streams with a relay between them;
+    the SDK's own in-process client reaches the low-level server the same way.
+    """
+    from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
+    from mcp.types import PARSE_ERROR, ErrorData, JSONRPCError
+
+    lowlevel = server._lowlevel_server  # private: the SDK has no public way to run on given streams
+    async with stdio_server() as (read_stream, write_stream):
+        relay_in, relay_out = anyio.create_memory_object_stream[SessionMessage | Exception](16)
+
+        async def relay() -> None:
+            async with relay_in:
+                async for item in read_stream:
+                    if isinstance(item, Exception):
+                        reason = str(item).splitlines()[0] if str(item) else type(item).__name__
+                        error = ErrorData(code=PARSE_ERROR, message=f"Parse error: not a JSON-RPC message ({reason})")
+                        await write_stream.send(SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=error)))
+                    else:
+                        await relay_in.send(item)
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(relay)
+            await lowlevel.run(relay_out, write_stream, lowlevel.create_initialization_options())
+            tasks.cancel_scope.cancel()

@@ -62,8 +62,7 @@ class ActorContexts:
 
     def _write(self, name: str, files: list[ContextFile]) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
-        body = json.dumps({"name": name, "files": [f.as_dict() for f in sorted(files, key=lambda f: f.path)]},
-                          indent=2)
+        body = json.dumps({"name": name, "files": [f.as_dict() for f in sorted(files, key=lambda f: f.path)]}, indent=2)
         fd, tmp = tempfile.mkstemp(dir=self.root, prefix=f".{name}.", suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(body)
@@ -94,8 +93,11 @@ class ActorContexts:
     def remove(self, name: str, paths: list[str]) -> int:
         current = {f.path: f for f in self.files(name)}
         targets = {_display(Path(p)) for p in paths} | set(paths)
-        kept = [f for key, f in current.items() if key not in targets and not any(
-            key.startswith(t.rstrip("/") + "/") for t in targets)]
+        kept = [
+            f
+            for key, f in current.items()
+            if key not in targets and not any(key.startswith(t.rstrip("/") + "/") for t in targets)
+        ]
         self._write(name, kept)
         return len(current) - len(kept)
 
@@ -110,8 +112,7 @@ class ActorContexts:
 
     def export(self, name: str, output: Path) -> int:
         files = self.files(name)
-        output.write_text(json.dumps({"name": name, "files": [f.as_dict() for f in files]}, indent=2),
-                          encoding="utf-8")
+        output.write_text(json.dumps({"name": name, "files": [f.as_dict() for f in files]}, indent=2), encoding="utf-8")
         return len(files)
 
     def import_(self, name: str, source: Path) -> int:

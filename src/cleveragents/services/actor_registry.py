@@ -25,13 +25,24 @@ from cleveragents.graph.workspace import Workspace
 from cleveragents.names import parse_name
 from cleveragents.services import entities
 from cleveragents.terms import CA, XSD
+from cleveragents.vocabulary import ca
 
 CLASS = "Actor"
 ACTOR = ox.NamedNode(CA + CLASS)
-P = {key: ox.NamedNode(CA + key) for key in (
-    "description", "configuration", "actorType", "model", "isDefaultActor", "unsafe", "actorOptions", "ulid",
-    "updatedAt",
-)}
+P = {
+    key: ox.NamedNode(CA + key)
+    for key in (
+        "description",
+        "configuration",
+        "actorType",
+        "model",
+        "isDefaultActor",
+        "unsafe",
+        "actorOptions",
+        "ulid",
+        "updatedAt",
+    )
+}
 _BOOL = ox.NamedNode(XSD + "boolean")
 
 
@@ -139,15 +150,25 @@ def add(
             (node, entities.NAME, ox.Literal(full)),
             (node, P["ulid"], ox.Literal(ulid)),
             (node, entities.CREATED, entities.now_literal()),
-            *_triples(node, {"description": actor_file.description, "configuration": text, "type": kind,
-                             "model": model, "unsafe": unsafe, "options": dict(options or {})}),
+            *_triples(
+                node,
+                {
+                    "description": actor_file.description,
+                    "configuration": text,
+                    "type": kind,
+                    "model": model,
+                    "unsafe": unsafe,
+                    "options": dict(options or {}),
+                },
+            ),
         ]
         remove: list[Any] = []
         if set_default:
             remove, extra = _default_changes(session.store, node)
             add_triples += extra
-        result = session.commit(CommitRequest(add=add_triples, remove=remove, message=f"actor add {full}",
-                                              cause="actor-add", agent=agent))
+        result = session.commit(
+            CommitRequest(add=add_triples, remove=remove, message=f"actor add {full}", cause="actor-add", agent=agent)
+        )
         return describe(session.store, node), result
 
 
@@ -169,13 +190,17 @@ def update(
         actor_file = definition.parse(text, str(config) if config else current.name, env=env)
         kind, model = _summary(actor_file)
         info = {
-            "description": actor_file.description, "configuration": text, "type": kind, "model": model,
+            "description": actor_file.description,
+            "configuration": text,
+            "type": kind,
+            "model": model,
             "unsafe": current.unsafe if unsafe is None else unsafe,
             "options": {**current.options, **(options or {})},
         }
         old = {quad.predicate.value: quad for quad in session.store.live_quads(node)}
-        remove = [(node, old[p.value].predicate, old[p.value].object) for _, p, _ in _triples(node, info)
-                  if p.value in old]
+        remove = [
+            (node, old[p.value].predicate, old[p.value].object) for _, p, _ in _triples(node, info) if p.value in old
+        ]
         add_triples = [*_triples(node, info), (node, P["updatedAt"], entities.now_literal())]
         if P["updatedAt"].value in old:
             remove.append((node, P["updatedAt"], old[P["updatedAt"].value].object))
@@ -183,8 +208,15 @@ def update(
             more_remove, extra = _default_changes(session.store, node)
             remove += [t for t in more_remove if t[0] != node]
             add_triples += extra if not current.default else []
-        result = session.commit(CommitRequest(add=add_triples, remove=remove, message=f"actor update {current.name}",
-                                              cause="actor-update", agent=agent))
+        result = session.commit(
+            CommitRequest(
+                add=add_triples,
+                remove=remove,
+                message=f"actor update {current.name}",
+                cause="actor-update",
+                agent=agent,
+            )
+        )
         return describe(session.store, node), result
 
 
@@ -194,8 +226,15 @@ def set_default(ws: Workspace, ref: str, *, agent: str = "cleveragents") -> tupl
         if describe(session.store, node).default:
             return describe(session.store, node), None
         remove, add_triples = _default_changes(session.store, node)
-        result = session.commit(CommitRequest(add=add_triples, remove=remove, message=f"actor set-default {ref}",
-                                              cause="actor-set-default", agent=agent))
+        result = session.commit(
+            CommitRequest(
+                add=add_triples,
+                remove=remove,
+                message=f"actor set-default {ref}",
+                cause="actor-set-default",
+                agent=agent,
+            )
+        )
         return describe(session.store, node), result
 
 
@@ -203,8 +242,11 @@ def remove(ws: Workspace, ref: str, *, agent: str = "cleveragents") -> tuple[Act
     with ws.writer() as session:
         node = entities.find(session.store, CLASS, ref, kind="actor")
         info = describe(session.store, node)
-        result = session.commit(CommitRequest(retract_subjects=[node], message=f"actor remove {info.name}",
-                                              cause="actor-remove", agent=agent))
+        result = session.commit(
+            CommitRequest(
+                retract_subjects=[node], message=f"actor remove {info.name}", cause="actor-remove", agent=agent
+            )
+        )
         return info, result
 
 
@@ -251,7 +293,7 @@ def describe(store: GraphStore, node: ox.NamedNode) -> ActorInfo:
         inner = ()
     return ActorInfo(
         iri=node.value,
-        name=entities.single(props, CA + "name") or "",
+        name=entities.single(props, ca.name) or "",
         description=entities.single(props, P["description"].value) or "",
         type=entities.single(props, P["actorType"].value) or "",
         model=entities.single(props, P["model"].value) or "",
@@ -259,6 +301,6 @@ def describe(store: GraphStore, node: ox.NamedNode) -> ActorInfo:
         unsafe=entities.single(props, P["unsafe"].value) == "true",
         options=json.loads(entities.single(props, P["actorOptions"].value) or "{}"),
         actors=inner,
-        created=entities.single(props, CA + "createdAt") or "",
+        created=entities.single(props, ca.createdAt) or "",
         configuration=text,
     )

@@ -34,9 +34,17 @@ def merge_files(files: list[ActorFile]) -> ActorFile:
         actors.update(loaded.actors)
         routes.update(loaded.routes)
         global_context.update(loaded.global_context)
-    return ActorFile(source=", ".join(f.source for f in files), text=last.text, name=last.name,
-                     description=last.description, default_actor=last.default_actor, actors=actors, routes=routes,
-                     global_context=global_context, data=last.data)
+    return ActorFile(
+        source=", ".join(f.source for f in files),
+        text=last.text,
+        name=last.name,
+        description=last.description,
+        default_actor=last.default_actor,
+        actors=actors,
+        routes=routes,
+        global_context=global_context,
+        data=last.data,
+    )
 
 
 def context_files(config: Config, refs: list[str], context_dir: Path | None = None) -> list[dict[str, str]]:
@@ -80,8 +88,16 @@ def run(
         name = None
     files = context_files(config, context or [], context_dir)
     run_context = {**dict(arguments or {}), "files": files, "prompt": prompt}
-    answer = standalone.run(loaded, prompt, settings=providers.settings(config), actor_name=name,
-                            context=run_context, overrides=overrides, on_token=on_token, env=env)
+    answer = standalone.run(
+        loaded,
+        prompt,
+        settings=providers.settings(config),
+        actor_name=name,
+        context=run_context,
+        overrides=overrides,
+        on_token=on_token,
+        env=env,
+    )
     prices = pricing.load_prices(Path(config.value("providers.prices_file")))
     answer.cost_usd = pricing.cost(prices, answer.model, answer.usage.as_dict())
     return answer

@@ -12,13 +12,13 @@ from typing import Any
 import pyoxigraph as ox
 
 from cleveragents.services.entities import TYPE, new_iri, now_literal
-from cleveragents.terms import CA
+from cleveragents.vocabulary import ca
 
-AUDIT_EVENT = ox.NamedNode(CA + "AuditEvent")
-EVENT_TYPE = ox.NamedNode(CA + "eventType")
-CREATED_AT = ox.NamedNode(CA + "createdAt")
-USER_IDENTITY = ox.NamedNode(CA + "userIdentity")
-DETAILS = ox.NamedNode(CA + "details")
+AUDIT_EVENT = ox.NamedNode(ca.AuditEvent)
+EVENT_TYPE = ox.NamedNode(ca.eventType)
+CREATED_AT = ox.NamedNode(ca.createdAt)
+USER_IDENTITY = ox.NamedNode(ca.userIdentity)
+DETAILS = ox.NamedNode(ca.details)
 
 
 def event(event_type: str, identity: str, details: dict[str, Any]) -> tuple[ox.NamedNode, list[tuple]]:

@@ -1,5 +1,4 @@
-"""UKO classification of one node (architecture.md, "UKO Runtime Services":
-UKOQueryInterface.classify_resource): its layer (0-3), primary type, source resource and
+"""UKO classification of one node: its layer (0-3), primary type, source resource and
 relationships, at the head or as of an earlier revision.
 
 The layer is the ``uko:layer`` the UKO inference engine stored (graph/uko_inference.py);
@@ -19,14 +18,14 @@ import pyoxigraph as ox
 
 from cleveragents.errors import NotFoundError, UsageError, ValidationError
 from cleveragents.graph import history as hist
-from cleveragents.graph.hierarchy import TBox
 from cleveragents.graph.store import GraphStore, View
 from cleveragents.graph.uko_inference import IMPLICIT_EDGES, INFORMATION_UNIT, LAYER, Vocabulary, reifier_of
 from cleveragents.graph.workspace import Workspace
 from cleveragents.iris import parse_iri
-from cleveragents.terms import CA, RDF_TYPE, UKO
+from cleveragents.terms import CA, RDF_TYPE
+from cleveragents.vocabulary import ca, uko
 
-SOURCE_RESOURCE = ox.NamedNode(UKO + "sourceResource")
+SOURCE_RESOURCE = ox.NamedNode(uko.sourceResource)
 
 
 @dataclass(frozen=True)
@@ -97,7 +96,7 @@ def classify(ws: Workspace, iri: str, *, as_of: str | None = None) -> Classifica
             (r["t"] for r in store.query(f"SELECT ?t WHERE {{ {node} a ?t FILTER(isIRI(?t)) }}", view=asserted)),
             key=lambda t: t.value,
         )
-        found = Vocabulary.from_store(store.raw, TBox.from_store(store.raw)).classify(types)
+        found = Vocabulary.for_store(store).classify(types)
         stored = [r["l"] for r in store.query(f"SELECT ?l WHERE {{ {node} {LAYER} ?l }}", view=view)]
         layer = int(stored[0].value) if stored else (found[0] if found else None)
         resources = [r["r"].value for r in store.query(f"SELECT ?r WHERE {{ {node} {SOURCE_RESOURCE} ?r }}", view=view)]
@@ -116,7 +115,7 @@ def _ask(store: GraphStore, view: View, pattern: str) -> bool:
     return bool(store.query(f"ASK {{ {pattern} }}", view=view))
 
 
-_SKIPPED = frozenset({RDF_TYPE, UKO + "sourceResource", CA + "revisionOf"})
+_SKIPPED = frozenset({RDF_TYPE, uko.sourceResource, ca.revisionOf})
 
 
 def _relationships(store: GraphStore, view: View, asserted: View, node: ox.NamedNode) -> list[Relationship]:

@@ -426,26 +426,5 @@ def show(ws: Workspace, context_hash: str, *, analyzers: AnalyzerSet | None = No
 
 
 def markdown(context: AssembledContext) -> str:
-    """The context as an LLM gets it: the preamble, then each fragment under a header
-    naming its path and lines (or its node), in a fenced block."""
-    parts = [context.preamble.strip()] if context.preamble else []
-    for fragment in context.fragments:
-        prov = fragment.provenance
-        where = prov.path or fragment.uko_node
-        if prov.line_range:
-            where += f":{prov.line_range[0]}-{prov.line_range[1]}"
-        language = _language(prov.path)
-        fence = "````" if "```" in fragment.content else "```"
-        parts.append(f"### {where}\n\n{fence}{language}\n{fragment.content.rstrip()}\n{fence}")
-    return "\n\n".join(parts) + "\n"
-
-
-_LANGUAGES = {".py": "python", ".ts": "typescript", ".tsx": "tsx", ".js": "javascript", ".rs": "rust"}
-_LANGUAGES |= {".java": "java", ".go": "go", ".md": "markdown", ".rst": "rst", ".sql": "sql", ".toml": "toml"}
-_LANGUAGES |= {".yaml": "yaml", ".yml": "yaml", ".json": "json"}
-
-
-def _language(path: str | None) -> str:
-    if not path or "." not in path.rsplit("/", 1)[-1]:
-        return ""
-    return _LANGUAGES.get("." + path.rsplit(".", 1)[-1].lower(), "")
+    """The context as an LLM gets it: markdown grouped by file (``context.markdown``)."""
+    return context.render()

@@ -24,9 +24,10 @@ from cleveragents.graph.workspace import Workspace
 from cleveragents.iris import resource_iri
 from cleveragents.services import entities
 from cleveragents.terms import CA, ID, XSD
+from cleveragents.vocabulary import ca
 
-ASSEMBLY = ox.NamedNode(CA + "ContextAssembly")
-FRAGMENT = ox.NamedNode(CA + "ContextAssemblyFragment")
+ASSEMBLY = ox.NamedNode(ca.ContextAssembly)
+FRAGMENT = ox.NamedNode(ca.ContextAssemblyFragment)
 HASH_PREFIX = "sha256:"
 MIN_PREFIX = 6  # shortest hash prefix `context show` accepts
 
@@ -176,6 +177,8 @@ def _fragment_triples(
         triples.append((entry, _p("fragmentLines"), ox.Literal(f"{prov.line_range[0]}-{prov.line_range[1]}")))
     if prov.revision is not None:
         triples.append((entry, _p("fragmentRevision"), _int(prov.revision)))
+    if fragment.metadata.get("history"):
+        triples.append((entry, _p("fragmentView"), ox.Literal("history")))
     if not _reproducible(fragment, renderer):
         triples.append((entry, _p("fragmentText"), ox.Literal(fragment.content)))
     return triples
@@ -225,12 +228,13 @@ def load(ws: Workspace, ref: str) -> tuple[RecordedAssembly, list[str | None]]:
         props = entities.properties(store, node)
         rows = list(
             store.query(
-                f"""SELECT ?e ?i ?n ?d ?t ?s ?by ?res ?path ?lines ?rev ?dig ?text WHERE {{
+                f"""SELECT ?e ?i ?n ?d ?t ?s ?by ?res ?path ?lines ?rev ?dig ?text ?view WHERE {{
                   {node} ca:hasFragment ?e . ?e ca:fragmentIndex ?i ; ca:fragmentNode ?n ; ca:detailDepth ?d ;
                      ca:tokenCount ?t ; ca:fragmentDigest ?dig ; ca:fragmentResource ?res .
                   OPTIONAL {{ ?e ca:relevanceScore ?s }} OPTIONAL {{ ?e ca:producedByStrategy ?by }}
                   OPTIONAL {{ ?e ca:fragmentPath ?path }} OPTIONAL {{ ?e ca:fragmentLines ?lines }}
                   OPTIONAL {{ ?e ca:fragmentRevision ?rev }} OPTIONAL {{ ?e ca:fragmentText ?text }}
+                  OPTIONAL {{ ?e ca:fragmentView ?view }}
                 }} ORDER BY ?i"""
             )
         )
@@ -259,7 +263,7 @@ def load(ws: Workspace, ref: str) -> tuple[RecordedAssembly, list[str | None]]:
                 token_count=int(row["t"].value),
                 relevance_score=float(value(row, "s") or 0.0),
                 provenance=provenance,
-                metadata={"digest": row["dig"].value},
+                metadata={"digest": row["dig"].value, **({"history": True} if value(row, "view") else {})},
             )
         )
     one = lambda name: entities.single(props, CA + name)  # noqa: E731
@@ -271,12 +275,12 @@ def load(ws: Workspace, ref: str) -> tuple[RecordedAssembly, list[str | None]]:
         total_tokens=int(one("totalTokens") or 0),
         encoding=one("tokenEncoding") or "",
         revision=int(one("assembledAtRevision") or 0),
-        strategies=sorted(v.value for v in props.get(CA + "strategyUsed", [])),
+        strategies=sorted(v.value for v in props.get(ca.strategyUsed, [])),
         preamble=one("preamble"),
         fragments=fragments,
         stored_text=[text is not None for text in texts],
         project=one("scopeProject"),
-        resources=sorted(v.value.rsplit("/", 1)[-1] for v in props.get(CA + "scopeResource", [])),
+        resources=sorted(v.value.rsplit("/", 1)[-1] for v in props.get(ca.scopeResource, [])),
         created=one("createdAt") or "",
     )
     return recorded, texts

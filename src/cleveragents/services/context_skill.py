@@ -1,6 +1,5 @@
-"""The ``builtin/context`` skill (core-concepts.md "The builtin/context Skill"): the tools an
-actor uses to pull context while it reasons: ``request_context``, ``query_history`` and
-``get_context_budget``.
+"""The ``builtin/context`` skill: the tools an actor uses to pull context while it reasons:
+``request_context``, ``query_history`` and ``get_context_budget``.
 
 Each tool is a plain function over a ``ContextSession`` (the actor's workspace, scope and
 token budget) with a JSON-Schema input (a pydantic model) and a JSON-ready result, so the
@@ -71,9 +70,9 @@ class RequestContextArguments(BaseModel):
     )
     breadth: int = Field(2, ge=0, le=5, description="How many dependency hops outward (0-5)")
     depth: Annotated[int, Field(ge=0)] | str = Field(
-        3,
-        description="Detail depth: an integer (0-N) or a named level from the active DetailLevelMap "
-        "(e.g. 'SIGNATURES', 'FULL_SOURCE')",
+        "FULL_SOURCE",
+        description="The deepest detail shown: an integer (0-N) or a named level from the active DetailLevelMap "
+        "(e.g. 'SIGNATURES'); the default shows the most relevant code in full",
         json_schema_extra={"oneOf": [{"type": "integer", "minimum": 0}, {"type": "string"}]},
     )
     purpose: str = Field(min_length=1, description="Why do you need this context?")
@@ -174,6 +173,7 @@ def _delivered(session: ContextSession, context: AssembledContext) -> dict[str, 
                 "depth": f.detail_depth,
                 "tokens": f.token_count,
                 "strategy": f.provenance.strategy,
+                "score": f.metadata.get("score", round(f.relevance_score, 6)),
             }
             for f in context.fragments
         ],

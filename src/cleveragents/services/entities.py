@@ -10,10 +10,11 @@ from ulid import ULID
 from cleveragents.errors import NotFoundError
 from cleveragents.graph.store import GraphStore
 from cleveragents.terms import CA, ID, RDF_TYPE, XSD
+from cleveragents.vocabulary import ca
 
 TYPE = ox.NamedNode(RDF_TYPE)
-NAME = ox.NamedNode(CA + "name")
-CREATED = ox.NamedNode(CA + "createdAt")
+NAME = ox.NamedNode(ca.name)
+CREATED = ox.NamedNode(ca.createdAt)
 
 
 def new_iri(kind: str) -> tuple[ox.NamedNode, str]:

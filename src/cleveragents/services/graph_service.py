@@ -11,12 +11,12 @@ from typing import Any
 import pyoxigraph as ox
 
 from cleveragents.errors import NotFoundError, QueryTimeoutError, ValidationError
+from cleveragents.graph import audit, layout
 from cleveragents.graph import history as hist
-from cleveragents.graph import layout
 from cleveragents.graph.commit import CommitRequest, CommitResult
 from cleveragents.graph.sparql_guard import refuse_services
-from cleveragents.graph.store import GraphStore, syntax_error
-from cleveragents.graph.workspace import Workspace, shapes_validator
+from cleveragents.graph.store import syntax_error
+from cleveragents.graph.workspace import Workspace, validate_current
 from cleveragents.iris import parse_iri
 from cleveragents.services.query_runner import QueryOutcome, run_with_timeout
 from cleveragents.services.sparql_update import parse_update
@@ -115,6 +115,29 @@ def import_file(
         )
 
 
+def clear_preview(ws: Workspace) -> tuple[int, int]:
+    """(nodes, triples) that ``clear`` would remove from the current state."""
+    with ws.reader() as store:
+        subjects, triples = audit.content_subjects(store)
+        return len(subjects), triples
+
+
+def clear(ws: Workspace, *, message: str = "", agent: str = "cleveragents") -> CommitResult:
+    """Remove every content triple from the current state, as one commit in the log.
+    History (earlier revisions stay queryable with --as-of), the commit log, the
+    ontology and the shapes are kept."""
+    with ws.writer() as session:
+        subjects, _ = audit.content_subjects(session.store)
+        return session.commit(
+            CommitRequest(
+                retract_subjects=subjects,
+                message=message or "clear: remove all content from the current state",
+                cause="clear",
+                agent=agent,
+            )
+        )
+
+
 def _format_for(path: Path, fmt: str | None) -> ox.RdfFormat:
     key = (fmt or path.suffix.lstrip(".")).lower()
     if key not in RDF_FORMATS:
@@ -137,7 +160,7 @@ def export(ws: Workspace, out: Any, *, fmt: str = "nq", as_of: str | None = None
         )
     with ws.reader() as store:
         if as_of is None and rdf_format in (ox.RdfFormat.N_QUADS, ox.RdfFormat.TRIG):
-            quads = [q for q in store.raw.quads_for_pattern(None, None, None, None) if _exportable(q, store.head)]
+            quads = list(store.published_quads())
             ox.serialize(quads, out, rdf_format)
             return len(quads)
         revision = hist.resolve_revision(store, as_of)
@@ -158,17 +181,10 @@ def export(ws: Workspace, out: Any, *, fmt: str = "nq", as_of: str | None = None
         return len(triples)
 
 
-def _exportable(quad: ox.Quad, head: int) -> bool:
-    """Everything but graphs of a commit still in flight (or abandoned)."""
-    iv = layout.parse_graph(quad.graph_name) if isinstance(quad.graph_name, ox.NamedNode) else None
-    return iv is None or iv.published(head)
-
-
 def validate_all(ws: Workspace) -> list[Any]:
     """Audit the whole current state against the shapes."""
     with ws.reader() as store:
-        validator = shapes_validator(store.raw)
-        return validator.validate(store.raw, default_graph=store.view().default_graph())
+        return validate_current(store)
 
 
 @dataclass(frozen=True)
@@ -192,21 +208,17 @@ def stats(ws: Workspace) -> Stats:
         for node, iv in store.interval_graphs().items():
             if iv.family == "stage" or iv.start > store.head:
                 continue
-            n = sum(1 for _ in store.raw.quads_for_pattern(None, None, None, node))
+            n = store.count(node)
             key = "historical" if not iv.is_open else ("asserted" if iv.family == "iv" else "inferred")
             counts[key] += n
         return Stats(
             head=store.head,
             graphs=len(store.interval_graphs()),
-            ontology=_count(store, layout.ONTOLOGY),
-            shapes=_count(store, layout.SHAPES),
+            ontology=store.count(layout.ONTOLOGY),
+            shapes=store.count(layout.SHAPES),
             disk_bytes=store.disk_bytes(),
             **counts,
         )
-
-
-def _count(store: GraphStore, graph: ox.NamedNode) -> int:
-    return sum(1 for _ in store.raw.quads_for_pattern(None, None, None, graph))
 
 
 def log(ws: Workspace, limit: int | None = None) -> list[hist.CommitInfo]:

@@ -22,20 +22,21 @@ from cleveragents.lsp.builtins import InstallResult
 from cleveragents.lsp.registry import BUILTIN_NAMESPACE, LSPServerEntry
 from cleveragents.services import entities
 from cleveragents.terms import CA
+from cleveragents.vocabulary import ca
 
 CLASS = "LspServer"
 LSP_SERVER = ox.NamedNode(CA + CLASS)
-DESCRIPTION = ox.NamedNode(CA + "description")
-COMMAND = ox.NamedNode(CA + "command")
-ARGS = ox.NamedNode(CA + "commandArgs")
-TRANSPORT = ox.NamedNode(CA + "transport")
-HOST = ox.NamedNode(CA + "host")
-PORT = ox.NamedNode(CA + "port")
-LANGUAGE = ox.NamedNode(CA + "language")
-CAPABILITY = ox.NamedNode(CA + "capability")
-INITIALIZATION = ox.NamedNode(CA + "initializationOptions")
-WORKSPACE_SETTINGS = ox.NamedNode(CA + "workspaceSettings")
-FILE_EXTENSION = ox.NamedNode(CA + "fileExtension")
+DESCRIPTION = ox.NamedNode(ca.description)
+COMMAND = ox.NamedNode(ca.command)
+ARGS = ox.NamedNode(ca.commandArgs)
+TRANSPORT = ox.NamedNode(ca.transport)
+HOST = ox.NamedNode(ca.host)
+PORT = ox.NamedNode(ca.port)
+LANGUAGE = ox.NamedNode(ca.language)
+CAPABILITY = ox.NamedNode(ca.capability)
+INITIALIZATION = ox.NamedNode(ca.initializationOptions)
+WORKSPACE_SETTINGS = ox.NamedNode(ca.workspaceSettings)
+FILE_EXTENSION = ox.NamedNode(ca.fileExtension)
 
 
 def add(
@@ -65,7 +66,7 @@ def add(
         triples = [
             (node, entities.TYPE, LSP_SERVER),
             (node, entities.NAME, ox.Literal(entry.name)),
-            (node, ox.NamedNode(CA + "ulid"), ox.Literal(ulid)),
+            (node, ox.NamedNode(ca.ulid), ox.Literal(ulid)),
             (node, entities.CREATED, entities.now_literal()),
             *_entry_triples(node, entry),
         ]

@@ -20,7 +20,8 @@ from cleveragents.graph.workspace import Workspace
 from cleveragents.iris import parse_iri
 from cleveragents.services.context import resolve_focus_item
 from cleveragents.tbox.closure import superclasses
-from cleveragents.terms import RDF_TYPE, UKO, UKO_CODE, compact
+from cleveragents.terms import RDF_TYPE, compact
+from cleveragents.vocabulary import uko, uko_code
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,7 @@ def _related(ws: Workspace, query_name: str, param: str, iri: str, as_of: str | 
         return Related(subject[0], revision, edges)
 
 
-CALLS = UKO_CODE + "calls"  # the relation of the queries that project none
+CALLS = uko_code.calls  # the relation of the queries that project none
 
 _DESCRIBE = """
 SELECT ?node ?p ?o WHERE {{
@@ -154,11 +155,11 @@ def describe(store: GraphStore, view: View, iris: list[str]) -> list[Symbol]:
         out.append(
             Symbol(
                 iri,
-                _first(node, UKO + "name"),
-                _first(node, UKO_CODE + "qualifiedName"),
+                _first(node, uko.name),
+                _first(node, uko_code.qualifiedName),
                 kind,
-                _first(node, UKO + "sourcePath"),
-                _first(node, UKO + "sourceRange"),
+                _first(node, uko.sourcePath),
+                _first(node, uko.sourceRange),
             )
         )
     return out

@@ -12,12 +12,12 @@ from cleveragents.graph.store import GraphStore
 from cleveragents.graph.workspace import Workspace
 from cleveragents.names import parse_name
 from cleveragents.services import entities
-from cleveragents.terms import CA
+from cleveragents.vocabulary import ca
 
-PROJECT = ox.NamedNode(CA + "Project")
-LINKS = ox.NamedNode(CA + "linksResource")
+PROJECT = ox.NamedNode(ca.Project)
+LINKS = ox.NamedNode(ca.linksResource)
 # ca:description is what the ontology declares and cas:ProjectShape checks.
-DESCRIPTION = ox.NamedNode(CA + "description")
+DESCRIPTION = ox.NamedNode(ca.description)
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ def create(
         triples = [
             (node, entities.TYPE, PROJECT),
             (node, entities.NAME, ox.Literal(full)),
-            (node, ox.NamedNode(CA + "ulid"), ox.Literal(ulid)),
+            (node, ox.NamedNode(ca.ulid), ox.Literal(ulid)),
             (node, entities.CREATED, entities.now_literal()),
         ]
         if description:
@@ -106,8 +106,8 @@ def describe(store: GraphStore, node: ox.NamedNode) -> ProjectInfo:
     )
     return ProjectInfo(
         iri=node.value,
-        name=entities.single(props, CA + "name") or "",
-        created=entities.single(props, CA + "createdAt") or "",
+        name=entities.single(props, ca.name) or "",
+        created=entities.single(props, ca.createdAt) or "",
         resources=tuple(names),
         description=entities.single(props, DESCRIPTION.value) or "",
     )

@@ -17,6 +17,7 @@ from cleveragents.graph.workspace import Workspace
 from cleveragents.names import default_name, parse_name
 from cleveragents.services import entities
 from cleveragents.terms import CA
+from cleveragents.vocabulary import ca
 
 USER_ADDABLE = ("fs-directory", "git-checkout")
 
@@ -63,12 +64,12 @@ def add(
             raise ConflictError(f"a resource named '{full_name}' exists already", suggestions=["--name local/OTHER"])
         created = entities.now_literal()
         triples = [
-            (node, entities.TYPE, ox.NamedNode(CA + "Resource")),
+            (node, entities.TYPE, ox.NamedNode(ca.Resource)),
             (node, entities.NAME, ox.Literal(full_name)),
-            (node, ox.NamedNode(CA + "ulid"), ox.Literal(ulid)),
-            (node, ox.NamedNode(CA + "resourceType"), resource_type_iri(type_name)),
-            (node, ox.NamedNode(CA + "location"), ox.Literal(str(location))),
-            (node, ox.NamedNode(CA + "contentHash"), ox.Literal(digest)),
+            (node, ox.NamedNode(ca.ulid), ox.Literal(ulid)),
+            (node, ox.NamedNode(ca.resourceType), resource_type_iri(type_name)),
+            (node, ox.NamedNode(ca.location), ox.Literal(str(location))),
+            (node, ox.NamedNode(ca.contentHash), ox.Literal(digest)),
             (node, entities.CREATED, created),
         ]
         result = session.commit(
@@ -94,7 +95,7 @@ def remove(ws: Workspace, ref: str, *, agent: str = "cleveragents") -> tuple[Res
         info = describe(session.store, node)
         links = [
             (q.subject, q.predicate, q.object)
-            for q in session.store.live_quads(None, ox.NamedNode(CA + "linksResource"), node)
+            for q in session.store.live_quads(None, ox.NamedNode(ca.linksResource), node)
         ]
         result = session.commit(
             CommitRequest(
@@ -110,18 +111,18 @@ def remove(ws: Workspace, ref: str, *, agent: str = "cleveragents") -> tuple[Res
 
 def describe(store: GraphStore, node: ox.NamedNode) -> ResourceInfo:
     props = entities.properties(store, node)
-    rtype = entities.single(props, CA + "resourceType") or ""
+    rtype = entities.single(props, ca.resourceType) or ""
     projects = tuple(
         sorted(row["n"].value for row in store.query(f"SELECT ?n WHERE {{ ?p ca:linksResource {node} ; ca:name ?n }}"))
     )
     return ResourceInfo(
         iri=node.value,
-        ulid=entities.single(props, CA + "ulid") or node.value.rsplit("/", 1)[-1],
-        name=entities.single(props, CA + "name") or "",
+        ulid=entities.single(props, ca.ulid) or node.value.rsplit("/", 1)[-1],
+        name=entities.single(props, ca.name) or "",
         type=rtype.removeprefix(CA + "type-"),
-        location=entities.single(props, CA + "location") or "",
-        content_hash=entities.single(props, CA + "contentHash") or "",
-        created=entities.single(props, CA + "createdAt") or "",
+        location=entities.single(props, ca.location) or "",
+        content_hash=entities.single(props, ca.contentHash) or "",
+        created=entities.single(props, ca.createdAt) or "",
         projects=projects,
     )
 

@@ -347,12 +347,14 @@ def server_settings(
 
 def serve_mcp(ops: WorkspaceOperations, settings: ServerSettings, *, transport: str = "stdio") -> None:
     """Run the MCP server until it is stopped (stdio: until the client closes stdin)."""
-    from cleveragents.servers.mcp_server import build_mcp_server
+    import anyio
+
+    from cleveragents.servers.mcp_server import build_mcp_server, serve_stdio
 
     ops.ws.require()
     server = build_mcp_server(ops, settings)
     if transport == "stdio":
-        server.run("stdio")
+        anyio.run(serve_stdio, server)
         return
     if transport != "http":
         raise ValidationError(f"unknown transport '{transport}'; choose stdio or http")

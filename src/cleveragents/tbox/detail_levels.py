@@ -3,8 +3,8 @@
 The ontology stores each module's own levels (``uko:DetailLevel``) and its parent map.
 A level without ``uko:insertedAfter`` is placed at its ``uko:levelDepth``; an inserted
 level goes directly after its anchor (after earlier insertions of the same map at that
-anchor). The effective map is then renumbered 0, 1, 2, ... (core-concepts.md,
-"DetailDepth and DetailLevelMap"). Nothing here hard-codes a level name.
+anchor). The effective map is then renumbered 0, 1, 2, ... Nothing here hard-codes a
+level name.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ def _graph(source: str | Graph) -> Graph:
 
 def pyshacl_validate(data_nt_or_turtle: str | Graph, shapes_turtle: str | Graph) -> list[Violation]:
     """Validate with pyshacl (no inference, SHACL Core semantics) and return sorted rows."""
-    import pyshacl  # imported here: pyshacl is slow to import and only tests need it
+    import pyshacl  # the dev extra: only tests and benchmarks use the reference (and it is slow to import)
 
     _, results, _ = pyshacl.validate(
         _graph(data_nt_or_turtle),

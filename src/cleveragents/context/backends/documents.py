@@ -21,7 +21,8 @@ from cleveragents.indexing.indexer import INDEXED_BY
 from cleveragents.indexing.renderings import span_of_range
 from cleveragents.iris import RESOURCE_BASE
 from cleveragents.tbox.closure import most_specific_type, superclasses
-from cleveragents.terms import UKO, UKO_DOC
+from cleveragents.terms import UKO_DOC
+from cleveragents.vocabulary import uko
 
 # Asserted types only (inferred=False): one row per (node, type); the file node of an
 # entity carries the hash of the stored file content and the analyzer that indexed it.
@@ -79,7 +80,7 @@ def _excluded(node_type: str) -> bool:
     """Docstrings and imports are part of their parent's text; so are a document's paragraphs
     and lists, which would otherwise be indexed twice (in themselves and in their section)."""
     ancestors = superclasses(node_type)
-    return UKO + "Annotation" in ancestors or (UKO + "Atom" in ancestors and node_type.startswith(UKO_DOC))
+    return uko.Annotation in ancestors or (uko.Atom in ancestors and node_type.startswith(UKO_DOC))
 
 
 def _text(term: object) -> str:

@@ -17,6 +17,7 @@ from .orchestration import (
     ParallelStrategyExecutor,
     ProportionalBudgetAllocator,
 )
+from .packing import DepthPlanningPacker
 from .protocols import (
     COMPONENTS,
     BudgetAllocator,
@@ -44,6 +45,7 @@ __all__ = [
     "CircuitBreaker",
     "ConfidenceWeightedSelector",
     "ContentHashDeduplicator",
+    "DepthPlanningPacker",
     "DepthReductionCompressor",
     "DetailDepthResolver",
     "FragmentDeduplicator",

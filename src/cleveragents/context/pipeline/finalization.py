@@ -23,9 +23,10 @@ def payload_hash(payload: str) -> str:
 def fit_payload(
     fragments: list[ContextFragment], preamble: str | None, budget: int, counter: TokenCounter
 ) -> tuple[list[ContextFragment], str | None, int]:
-    """The final guard of the hard ceiling: counts the payload exactly as rendered (BPE
-    merges across joins can differ from the sum of parts) and drops the last fragments,
-    then the preamble, until it fits."""
+    """The final guard of the hard ceiling: counts the payload exactly as delivered (the
+    markdown, headers, fences and elision marks included) and drops the least relevant
+    fragments (the packer's score, else the strategy's relevance), then the preamble,
+    until it fits."""
     fragments = list(fragments)
     while True:
         probe = AssembledContext(
@@ -41,9 +42,14 @@ def fit_payload(
         if tokens <= budget:
             return fragments, preamble, tokens
         if fragments:
-            fragments.pop()
+            weakest = min(range(len(fragments)), key=lambda i: (_score(fragments[i]), -i))
+            fragments.pop(weakest)
         else:
             preamble = None
+
+
+def _score(fragment: ContextFragment) -> float:
+    return float(fragment.metadata.get("score", fragment.relevance_score))
 
 
 def build_context(

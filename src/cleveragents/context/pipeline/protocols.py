@@ -34,6 +34,7 @@ class RenderContext:
 
     counter: TokenCounter
     render: Renderer | None = None  # e.g. GraphBackend.render; None: truncate instead
+    depth: int | str | None = None  # the request's depth: the deepest a packer may render (None: as given)
 
 
 # -- Phase 1: strategy orchestration ---------------------------------------------------------

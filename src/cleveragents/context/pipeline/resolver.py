@@ -33,6 +33,7 @@ from .fusion import (
     WeightedCompositeScorer,
 )
 from .orchestration import ConfidenceWeightedSelector, ParallelStrategyExecutor, ProportionalBudgetAllocator
+from .packing import DepthPlanningPacker
 from .protocols import COMPONENTS, PipelineConfig
 
 BUILTINS: dict[str, type] = {
@@ -45,6 +46,7 @@ BUILTINS: dict[str, type] = {
         MaxDepthResolver,
         WeightedCompositeScorer,
         GreedyKnapsackPacker,
+        DepthPlanningPacker,
         RelevanceCoherenceOrderer,
         ProvenancePreambleGenerator,
         DepthReductionCompressor,
@@ -57,7 +59,7 @@ DEFAULTS: dict[str, str] = {
     "fragment_deduplicator": "builtin:ContentHashDeduplicator",
     "detail_depth_resolver": "builtin:MaxDepthResolver",
     "fragment_scorer": "builtin:WeightedCompositeScorer",
-    "budget_packer": "builtin:GreedyKnapsackPacker",
+    "budget_packer": "builtin:DepthPlanningPacker",
     "fragment_orderer": "builtin:RelevanceCoherenceOrderer",
     "preamble_generator": "builtin:ProvenancePreambleGenerator",
     "skeleton_compressor": "builtin:DepthReductionCompressor",

@@ -1,4 +1,4 @@
-"""The per-invocation context shared by every command, and the output-session helper.
+"""The per-invocation context every command shares (config, data dir, output format), and the output-session helper.
 
 A command gets it with ``app_ctx = get_context(ctx)`` and writes its output with
 ``with app_ctx.session("group verb") as out: ...``.

@@ -1,0 +1,233 @@
+"""Application services for actions, plans, decisions, corrections and invariants: each
+opens the store (a writer for changes, after taking the plan's lock where a phase may run),
+builds the lifecycle engine with the actors and the sandbox/tool hooks, and returns plain
+records for the presentation layer."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from cleveragents.errors import DependencyMissingError, ValidationError
+from cleveragents.graph.workspace import Workspace, WriteSession
+from cleveragents.plans import actions, decisions, invariants, lifecycle, records
+from cleveragents.plans import tools as plan_tools
+from cleveragents.plans.actions import ActionDefinition
+from cleveragents.plans.actor import Actor, AwaitingApproval
+from cleveragents.plans.decisions import Decision
+from cleveragents.plans.engine import ApplyOutcome, EngineHooks, PlanEngine
+from cleveragents.plans.invariants import Invariant
+from cleveragents.plans.lock import plan_lock
+from cleveragents.plans.records import PlanRecord
+from cleveragents.services import sandboxes
+from cleveragents.tools import ToolResult
+
+
+def resolve_actor(ref: str) -> Actor:
+    """An actor by reference: ``scripted:PATH`` is the built-in scripted actor; registered
+    LLM actors come with the actors package."""
+    if ref.startswith("scripted:"):
+        from cleveragents.actors.scripted import ScriptedActor
+
+        return ScriptedActor(Path(ref.removeprefix("scripted:")))
+    raise DependencyMissingError(
+        f"actor '{ref}' cannot run here: only scripted actors ('scripted:PATH') are available "
+        "until LLM actors are registered",
+        suggestions=["use strategy_actor: scripted:PATH in the action YAML"],
+    )
+
+
+def hooks(ws: Workspace, session: WriteSession, *, agent: str) -> EngineHooks:
+    """What sandbox/ and tools/ lend the engine: Execute's tool router bound to the plan's
+    sandboxes (with ``record_decision`` registered), and Apply's merge of each sandbox."""
+    router = plan_tools.register(sandboxes.router())
+
+    def tools(plan: PlanRecord, phase: str, record: Any) -> Any:
+        ctx = sandboxes.tool_context(ws, session, plan.node, read_only=plan.read_only, agent=agent)
+        ctx.extras[plan_tools.RECORDER] = record
+
+        def call(name: str, arguments: dict[str, Any]) -> ToolResult:
+            ctx.decision = arguments.pop("_decision", None)
+            result = router.call(name, arguments, ctx)
+            if result.error_code == AwaitingApproval.category:
+                raise AwaitingApproval(result.error or "awaiting approval")
+            return result
+
+        return call
+
+    def apply(plan: PlanRecord) -> ApplyOutcome:
+        results = sandboxes.apply(ws, plan.id)
+        changed = tuple(f"{r.resource}:{c.path}" for r in results for c in r.changed_files)
+        conflicts = tuple(f"{r.resource}:{path}" for r in results for path in r.conflicts)
+        refused = [r for r in results if r.status == "refused"]
+        if conflicts:
+            return ApplyOutcome("constrained", changed, conflicts, "the real resources changed in conflicting ways")
+        if refused:
+            dirty = ", ".join(f"{r.resource}:{d}" for r in refused for d in r.dirty_files)
+            return ApplyOutcome("errored", message=f"uncommitted changes in the real checkout: {dirty}")
+        return ApplyOutcome("applied", changed, message=f"{len(changed)} files changed")
+
+    return EngineHooks(apply=apply, tools=tools)
+
+
+@contextmanager
+def _engine(ws: Workspace, *, agent: str, level: str = "manual") -> Iterator[PlanEngine]:
+    with ws.writer() as session:
+        yield PlanEngine(
+            session, ws.data_dir, resolve_actor, agent=agent, hooks=hooks(ws, session, agent=agent), default_level=level
+        )
+
+
+def _plan_id(ws: Workspace, ref: str | None) -> str:
+    with ws.reader() as store:
+        return records.read(store, records.resolve(store, ref)).id
+
+
+# ── actions ────────────────────────────────────────────────────────
+def create_action(ws: Workspace, config: Path | None, overrides: dict[str, Any], *, agent: str) -> ActionDefinition:
+    definition = actions.load_definition(config, overrides)
+    with ws.writer() as session:
+        return actions.create(session, definition, agent=agent)[0]
+
+
+def list_actions(ws: Workspace, *, namespace: str | None = None, state: str | None = None) -> list[ActionDefinition]:
+    with ws.reader() as store:
+        return actions.list_all(store, namespace=namespace, state=state)
+
+
+def show_action(ws: Workspace, ref: str) -> ActionDefinition:
+    with ws.reader() as store:
+        return actions.read(store, actions.find(store, ref))
+
+
+def set_action_state(ws: Workspace, ref: str, state: str, *, agent: str) -> ActionDefinition:
+    with ws.writer() as session:
+        return actions.set_state(session, ref, state, agent=agent)[0]
+
+
+# ── plans ──────────────────────────────────────────────────────────
+def use(
+    ws: Workspace,
+    action: str,
+    projects: Sequence[str],
+    arguments: dict[str, Any],
+    *,
+    invariant_texts: Sequence[str] = (),
+    automation_level: str | None = None,
+    default_level: str = "manual",
+    agent: str,
+) -> PlanRecord:
+    """Create the plan, then run Strategize (and what the automation level lets follow)
+    under the plan's lock."""
+    with _engine(ws, agent=agent, level=default_level) as engine:
+        plan = engine.create(
+            action, projects, arguments, invariant_texts=invariant_texts, automation_level=automation_level
+        )
+        with plan_lock(ws.data_dir, plan.id):
+            return engine.strategize(plan)
+
+
+def _verb(ws: Workspace, ref: str | None, verb: str, *, agent: str, **kwargs: Any) -> Any:
+    plan_id = _plan_id(ws, ref)
+    with plan_lock(ws.data_dir, plan_id), _engine(ws, agent=agent) as engine:
+        return getattr(engine, verb)(plan_id, **kwargs)
+
+
+def execute(ws: Workspace, ref: str | None, *, agent: str) -> PlanRecord:
+    return _verb(ws, ref, "execute", agent=agent)
+
+
+def apply(ws: Workspace, ref: str, *, agent: str) -> PlanRecord:
+    return _verb(ws, ref, "apply", agent=agent)
+
+
+def resume(ws: Workspace, ref: str | None, *, agent: str) -> PlanRecord:
+    return _verb(ws, ref, "resume", agent=agent)
+
+
+def cancel(ws: Workspace, ref: str, reason: str, *, agent: str) -> PlanRecord:
+    return _verb(ws, ref, "cancel", agent=agent, reason=reason)
+
+
+def prompt(ws: Workspace, ref: str, guidance: str, *, agent: str) -> tuple[PlanRecord, Decision]:
+    return _verb(ws, ref, "prompt", agent=agent, guidance=guidance)
+
+
+def status(ws: Workspace, ref: str | None) -> tuple[PlanRecord, tuple[str, ...]]:
+    with ws.reader() as store:
+        plan = records.read(store, records.resolve(store, ref))
+        return plan, lifecycle.allowed_verbs(plan)
+
+
+def list_plans(ws: Workspace, **filters: str | None) -> list[PlanRecord]:
+    with ws.reader() as store:
+        return records.list_plans(store, **filters)
+
+
+# ── decisions ──────────────────────────────────────────────────────
+def tree(ws: Workspace, ref: str | None) -> tuple[PlanRecord, dict[str, Decision], dict[str, PlanRecord]]:
+    """A plan, its decisions and those of its descendant plans (by IRI), and those plans."""
+    with ws.reader() as store:
+        plan = records.read(store, records.resolve(store, ref))
+        nodes = [
+            records.resolve(store, row["p"].value)
+            for row in store.query(f"SELECT ?p WHERE {{ ?p ca:parentPlan* {plan.node} }}")
+        ]
+        plans = {n.value: records.read(store, n) for n in nodes}
+        return plan, decisions.load(store, nodes), plans
+
+
+def explain(ws: Workspace, ref: str) -> tuple[Decision, list[dict[str, Any]]]:
+    """A decision and, for --show-context, the UKO nodes of its context snapshot."""
+    with ws.reader() as store:
+        node = decisions.resolve(store, ref)
+        plan = store.query(f"SELECT ?p WHERE {{ {node} ca:belongsToPlan ?p }}")
+        plan_node = next(iter(plan))["p"]
+        decision = decisions.load(store, [plan_node])[node.value]
+        context = [
+            {"node": row["n"].value, "revision": int(row["rev"].value) if row["rev"] is not None else None}
+            for row in store.query(
+                f"SELECT ?n ?rev WHERE {{ {node} ca:relevantResource ?n . "
+                f"OPTIONAL {{ {node} ca:contextSnapshotRef ?ref . ?a ca:hasFragment ?f . "
+                "?f ca:fragmentNode ?n ; ca:fragmentRevision ?rev FILTER(STR(?a) = ?ref) } } ORDER BY ?n"
+            )
+        ]
+        return decision, context
+
+
+# ── invariants ─────────────────────────────────────────────────────
+def _scope_target(store: Any, scope: str, ref: str | None) -> Any:
+    from cleveragents.plans.engine import _project
+
+    if scope == "global":
+        return None
+    if ref is None:
+        raise ValidationError(f"--{scope} needs a {scope}")
+    if scope == "project":
+        return _project(store, ref)
+    if scope == "action":
+        return actions.find(store, ref)
+    return records.resolve(store, ref)
+
+
+def add_invariant(ws: Workspace, text: str, scope: str, ref: str | None, *, agent: str) -> Invariant:
+    with ws.writer() as session:
+        target = _scope_target(session.store, scope, ref)
+        return invariants.add(session, text, scope, target, agent=agent)[0]
+
+
+def list_invariants(ws: Workspace, scope: str | None, ref: str | None, *, effective: bool) -> list[Invariant]:
+    with ws.reader() as store:
+        if effective:
+            if scope != "plan":
+                raise ValidationError("--effective shows a plan's reconciled view: give --plan ID")
+            return invariants.effective(store, records.resolve(store, ref))
+        target = _scope_target(store, scope, ref) if scope else None
+        return invariants.list_scope(store, scope, target)
+
+
+def remove_invariant(ws: Workspace, ref: str, *, agent: str) -> Invariant:
+    with ws.writer() as session:
+        return invariants.remove(session, ref, agent=agent)[0]
