@@ -27,6 +27,7 @@ the associated tests live in other files and are appended by whoever follows the
 
 from __future__ import annotations
 
+import ast
 import builtins
 import inspect
 import re
@@ -281,6 +282,61 @@ def _parsed(data: bytes) -> ts.Tree:
 
 _POSITION = attrgetter("start_byte", "end_byte")
 
+# What Python's grammar leaves out of a definition's formatting-free token stream: comments,
+# the parentheses Black adds or removes where they change nothing (around a whole expression
+# or an unpacking target), and the layout of string literals (quotes, escapes): ``ast``
+# sees none of these. Blocks, which indentation alone encodes, become tokens.
+_FINGERPRINT_QUERY = (
+    "(comment) @comment (string) @string (block) @block (tuple) @tuple (tuple_pattern) @tuple"
+    " (parenthesized_expression) @paren"
+)
+_FREE_TUPLE = frozenset({"for_statement", "for_in_clause", "assignment", "return_statement", "expression_statement"})
+_WHOLE_EXPRESSION = frozenset(
+    {
+        "assignment",
+        "augmented_assignment",
+        "return_statement",
+        "expression_statement",
+        "argument_list",
+        "keyword_argument",
+        "if_statement",
+        "elif_clause",
+        "while_statement",
+        "assert_statement",
+        "parenthesized_expression",
+    }
+)
+
+
+def _string_token(text: bytes) -> bytes:
+    """A string literal by its value (quotes and escapes are layout); f-strings as written."""
+    if text[:1] in (b"'", b'"') and b"\\" not in text:  # no prefix, no escape: the value is the inside
+        quote = 3 if text[:3] in (b"'''", b'"""') else 1
+        return b"str:" + repr(text[quote:-quote].decode("utf-8", "replace")).encode()  # as literal_eval would
+    prefix = text[: len(text) - len(text.lstrip(b"rRbBuUfF"))]
+    if b"f" in prefix.lower():
+        return text
+    try:
+        return b"str:" + repr(ast.literal_eval(text.decode("utf-8"))).encode()
+    except (ValueError, SyntaxError, UnicodeDecodeError, MemoryError, RecursionError):
+        return text
+
+
+def _fingerprints(tree: ts.Tree, data: bytes) -> tsh.Fingerprints:
+    found = tsh.captured_ranges(tree_sitter_python.language, _FINGERPRINT_QUERY, tree.root_node)
+    dropped = [(n.start_byte, n.end_byte) for n in found.get("comment", ())]
+    for kind, free in (("tuple", _FREE_TUPLE), ("paren", _WHOLE_EXPRESSION)):
+        for node in found.get(kind, ()):
+            parent = node.parent
+            if parent is not None and parent.type in free and node.child_count >= 2:
+                first, last = node.children[0], node.children[-1]
+                if first.type == "(" and last.type == ")":
+                    dropped += [(first.start_byte, first.end_byte), (last.start_byte, last.end_byte)]
+    literals = [(n.start_byte, n.end_byte, _string_token(n.text or b"")) for n in found.get("string", ())]
+    marks = [(n.start_byte, b"<block>") for n in found.get("block", ())]
+    marks += [(n.end_byte, b"</block>") for n in found.get("block", ())]
+    return tsh.Fingerprints(data, dropped, literals, marks)
+
 
 def _inside(regions: list[tuple[int, int]], starts: list[int], position: int) -> bool:
     """Whether ``position`` falls in one of the sorted, disjoint ``regions`` (``starts`` are theirs)."""
@@ -407,6 +463,9 @@ class _Scope:
     first_param: str = ""
     members: dict[str, _Scope] = field(default_factory=dict)  # nested definitions, the first one per name
     bases: list[str] = field(default_factory=list)  # qualified names of the resolved bases
+    # A base outside this package (or unresolved, a builtin included): a member not found in
+    # the class or its resolved bases may come from there, so no bare-name guess is honest.
+    foreign_base: bool = False
     is_protocol: bool = False
 
 
@@ -496,6 +555,8 @@ class _FileAnalyzer:
                 for scope in self.scopes:
                     if TEST_FUNCTION in scope.entity.types:
                         self.tested_callable(scope)
+        with isolation.phase("fingerprints"):
+            tsh.add_fingerprints(self.entities, _fingerprints(self.tree, self.data))
         return isolation.finish(FileAnalysis(self.entities, self.references, problems))
 
     # -- scopes
@@ -650,9 +711,12 @@ class _FileAnalyzer:
                 entity.add(MODIFIERS, "abstract")
             resolved.append((dotted, self.resolve(dotted, scope.parent), _name_position(base)))
         line = scope.node.start_point[0] + 1
+        package = self.module.split(".", 1)[0]
         for dotted, qualified, at in resolved:
             if qualified is not None:
                 scope.bases.append(qualified)
+            if qualified is None or qualified.split(".", 1)[0] != package:
+                scope.foreign_base = True
             if qualified is None and dotted in _BUILTINS:
                 continue
             targets = ((qualified, SCOPE_CONFIDENCE),) if qualified else self.star_targets(dotted)
@@ -842,23 +906,32 @@ class _FileAnalyzer:
         if dotted is None:
             receiver, _, method = text.rpartition(".")
             method = method.strip()
-            if owner is not None and owner.bases and "".join(receiver.split()) == "super()":
-                targets = tuple((f"{base}.{method}", INHERITED_CONFIDENCE) for base in owner.bases)
-                return [(targets, self.distinctive(method))]
+            if "".join(receiver.split()) == "super()":
+                # Through the bases only: a bare-name match would find the class's own method.
+                targets = tuple((f"{base}.{method}", INHERITED_CONFIDENCE) for base in owner.bases) if owner else ()
+                return [(targets, None)] if targets else []
             simple = self.distinctive(method)
-            return [((), simple)] if simple else []
+            return [((), simple)] if simple and not self.is_self_name(method, scope) else []
         head, _, rest = dotted.partition(".")
         method = dotted.rsplit(".", 1)[-1]
         receivers = ("self", "cls", method_scope.first_param) if method_scope is not None else ()
         if owner is not None and "." not in rest and head in receivers:
             targets = ((f"{owner.qualname}.{rest}", RECEIVER_CONFIDENCE),)
             targets += tuple((f"{base}.{rest}", INHERITED_CONFIDENCE) for base in owner.bases)
-            return [(targets, self.distinctive(method))]
+            # Not in the class or its bases here: a bare-name guess is honest only when every
+            # base is in this package (then the member is somewhere up its chain).
+            return [(targets, None if owner.foreign_base else self.distinctive(method))]
         qualified = None if scope is not None and head in scope.visible else self.resolve(dotted, scope)
         if qualified is not None:
             return [(((qualified, SCOPE_CONFIDENCE),), self.distinctive(method))]
         simple = self.distinctive(method)
-        return [((), simple)] if simple else []
+        return [((), simple)] if simple and not self.is_self_name(method, scope) else []
+
+    @staticmethod
+    def is_self_name(method: str, scope: _Scope | None) -> bool:
+        """``x.get()`` inside ``def get``: a bare-name match would mostly make the caller call
+        itself (a delegation to another object's method of the same name), not recursion."""
+        return scope is not None and scope.name == method
 
     @staticmethod
     def distinctive(name: str) -> str | None:
@@ -1202,7 +1275,7 @@ def render(request: RenderRequest) -> str:
 
 class PythonAnalyzer:
     name = "python"
-    version = "1"
+    version = "3"
 
     def handles(self, path: str) -> bool:
         return path.endswith((".py", ".pyi"))

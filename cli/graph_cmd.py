@@ -282,6 +282,45 @@ def clear_cmd(
         render_commit(out, result, "clear")
 
 
+@app.command("backup")
+def backup_cmd(
+    ctx: typer.Context,
+    path: Annotated[Path, typer.Argument(help="New (or empty) directory to write the backup into.")],
+) -> None:
+    """Back up the store (Oxigraph's own backup, taken beside running writers) and the
+    stored file contents into PATH."""
+    app_ctx = get_context(ctx)
+    with app_ctx.session("graph backup") as out:
+        info = graph_service.backup(workspace(app_ctx), path)
+        out.data("backup", {"path": str(info.path), "head": info.head, "blobs": info.blobs}, hidden=True)
+        out.status(f"Backed up revision {info.head} ({info.blobs} content blob(s)) to {info.path}", "ok")
+
+
+@app.command("restore")
+def restore_cmd(
+    ctx: typer.Context,
+    path: Annotated[Path, typer.Argument(help="A directory written by 'agents graph backup'.")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Replace the store with a backup (the current graph and its history are replaced;
+    stored file contents are only added). Asks first unless --yes."""
+    app_ctx = get_context(ctx)
+    with app_ctx.session("graph restore") as out:
+        info = graph_service.inspect_backup(path)
+        if not yes:
+            question = (
+                f"Replace the store in {app_ctx.data_dir} with the backup of revision {info.head} ({info.created})?"
+            )
+            if not sys.stdin.isatty():
+                raise UsageError(f"{question} Confirm with --yes when not at a terminal")
+            if not typer.confirm(question, default=False, err=True):
+                out.status("Nothing restored", "warn")
+                return
+        restored = graph_service.restore(workspace(app_ctx), path)
+        out.data("restore", {"path": str(path), "head": restored.head}, hidden=True)
+        out.status(f"Restored revision {restored.head} from {path}", "ok")
+
+
 @app.command("validate")
 def validate_cmd(ctx: typer.Context) -> None:
     """Audit the whole current state against the SHACL shapes (exit 1 on violations)."""

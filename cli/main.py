@@ -18,7 +18,7 @@ import typer
 from typer.core import TyperGroup
 
 from cleveragents import __version__
-from cleveragents.errors import Interrupted
+from cleveragents.errors import Interrupted, UsageError
 from cleveragents.output import OutputSession, available_formats
 from cleveragents.output.failures import (
     exit_code_for,
@@ -35,6 +35,7 @@ from . import (
     actor_cmd,
     config_cmd,
     context_cmd,
+    diagnostics_cmd,
     graph_cmd,
     index_cmd,
     init_cmd,
@@ -48,6 +49,7 @@ from . import (
     query_cmd,
     resource_cmd,
     sandbox_cmd,
+    serve_cmd,
     show_cmd,
     tool_cmd,
 )
@@ -206,8 +208,10 @@ def build_app() -> typer.Typer:
     app.add_typer(tool_cmd.app, name="tool")
     app.add_typer(tool_cmd.validation_app, name="validation")
     app.add_typer(mcp_cmd.app, name="mcp")
+    app.command("serve")(serve_cmd.serve_command)
     app.command("index")(index_cmd.index_command)
     app.command("show")(show_cmd.show_command)
+    app.command("diagnostics")(diagnostics_cmd.diagnostics_command)
     return app
 
 
@@ -235,6 +239,26 @@ def _fail(state: AppContext, exc: BaseException) -> int:
     return exit_code_for(exc)
 
 
+def _usage_error(exc: ClickException) -> UsageError:
+    """The parser's complaint in the spec's form (``Error [400] USAGE: ...``), with the
+    help command of the command it was parsing as the suggestion."""
+    ctx = getattr(exc, "ctx", None)
+    command = ctx.command_path if ctx is not None else PROG
+    return UsageError(exc.format_message(), suggestions=[f"{command} --help"])
+
+
+def _format_in(args: list[str]) -> str | None:
+    """The ``--format`` value written anywhere on a command line that did not parse."""
+    for i, token in enumerate(args):
+        if token == "--":
+            break
+        if token == "--format" and i + 1 < len(args):
+            return args[i + 1]
+        if token.startswith("--format="):
+            return token.split("=", 1)[1]
+    return None
+
+
 def run(argv: Sequence[str] | None = None, *, cli: typer.Typer | None = None) -> int:
     """Console-script entry point (``agents``/``cleveragents``); returns the exit code."""
     command = typer.main.get_command(cli or app)
@@ -245,8 +269,10 @@ def run(argv: Sequence[str] | None = None, *, cli: typer.Typer | None = None) ->
     try:
         result = command.main(args=args, prog_name=PROG, standalone_mode=False, obj=state)
     except ClickException as exc:  # usage errors (exit 2) and other parser errors
-        exc.show()
-        return exc.exit_code
+        written = _format_in(args)
+        if written and written != state.format_flag:  # a --format the parser never reached
+            state.format, state.format_flag = None, written
+        return _fail(state, _usage_error(exc))
     except typer.Abort:
         typer.echo("Aborted!", err=True)
         return 1

@@ -4,6 +4,7 @@ tree | explain | correct | diff``: the plan lifecycle and its decision tree."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -13,9 +14,10 @@ from cleveragents.output import ColumnDef, OutputSession
 from cleveragents.plans import tree as decision_tree
 from cleveragents.plans.arguments import parse_pairs
 from cleveragents.plans.records import PlanRecord
+from cleveragents.plans.vocabulary import ulid_of
 from cleveragents.services import plans
 
-from .graph_cmd import agent_name, workspace
+from .graph_cmd import agent_name, read_text, workspace
 from .invocation import AppContext, get_context
 from .rendering import is_structured, listed, record, reporting_violations
 
@@ -266,3 +268,75 @@ def explain(
             "decision",
             [f for f in fields if structured or f[2] not in ("", None)],
         )
+
+
+@app.command("correct")
+def correct(
+    ctx: typer.Context,
+    decision: Annotated[str, typer.Argument(help="Decision ULID or IRI.")],
+    mode: Annotated[str, typer.Option("--mode", help="revert (supersede and re-decide) or append (add a fix)")],
+    guidance: Annotated[str | None, typer.Option("--guidance", "-g", help="What the decision should be.")] = None,
+    guidance_file: Annotated[
+        Path | None, typer.Option("--guidance-file", "-f", help="Guidance file, - for stdin.")
+    ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the impact; change nothing.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Skip confirmation (revert).")] = False,
+) -> None:
+    """Correct a decision: revert supersedes it and everything it influenced, then the
+    strategy actor re-decides; append adds a user_intervention and continues."""
+    app_ctx = get_context(ctx)
+    if mode not in {"revert", "append"}:
+        raise UsageError(f"--mode '{mode}' is not one of revert, append")
+    with app_ctx.session("plan correct") as out, reporting_violations(out, app_ctx):
+        ws = workspace(app_ctx)
+        impact = plans.correction_impact(ws, decision)
+        out.data("impact", impact.as_dict(), hidden=True)
+        out.status(f"Impact: {impact.summary()}", "info")
+        if dry_run:
+            out.status("Dry run: nothing changed", "ok")
+            return
+        text = read_text(guidance, guidance_file, "guidance", "--guidance-file FILE")
+        if (
+            mode == "revert"
+            and not yes
+            and not typer.confirm(f"Revert {len(impact.affected)} decisions?", default=False)
+        ):
+            raise typer.Exit(1)
+        result, plan = plans.correct(ws, decision, mode, text, agent=agent_name(app_ctx))
+        out.data(
+            "correction", {"attempt": result.attempt, "mode": mode, "produced": ulid_of(result.produced)}, hidden=True
+        )
+        out.status(f"Correction {result.attempt} applied; new decision {ulid_of(result.produced)}", "ok")
+        _after(out, app_ctx, plan, "Plan continued")
+
+
+@app.command("diff")
+def diff(
+    ctx: typer.Context,
+    plan: Annotated[str | None, typer.Option("--plan", help="The sandbox diff of a plan.")] = None,
+    correction: Annotated[str | None, typer.Option("--correction", help="What a correction attempt replaced.")] = None,
+) -> None:
+    """The reviewable diff of a plan's sandboxes, or the decisions a correction replaced."""
+    app_ctx = get_context(ctx)
+    if (plan is None) == (correction is None):
+        raise UsageError("give exactly one of --plan ID or --correction ATTEMPT")
+    with app_ctx.session("plan diff") as out:
+        ws = workspace(app_ctx)
+        if plan is not None:
+            from cleveragents.services import sandboxes
+
+            diffs = sandboxes.diff(ws, plan)
+            if is_structured(app_ctx):
+                out.data("diff", diffs)
+            for resource, text in diffs.items():
+                out.text(f"Diff {resource}")
+                out.code(text or "(no changes)", "diff")
+            return
+        found = plans.correction_diff(ws, correction or "")
+        if is_structured(app_ctx):
+            out.data("correction", found.as_dict())
+            return
+        out.status(f"Correction {found.attempt} ({found.mode}): {found.guidance}")
+        lines = [f"- [{d.type}] {d.chosen} ({d.id})" for d in found.superseded]
+        lines += [f"+ [{d.type}] {d.chosen} ({d.id})" for d in found.replacements]
+        out.code("\n".join(lines) or "(no decisions)", "diff")

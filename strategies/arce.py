@@ -1,6 +1,6 @@
 """arce (Analyze, Retrieve, Contextualize, Execute): text, vector and graph combined.
 
-- Analyze: intent analysis of the request (``_intent``): the paths, symbols, words and UKO
+- Analyze: intent analysis of the request (``cleveragents.context.intent``): the paths, symbols, words and UKO
   types it names, confirmed by a lookup in the graph, and the actor pattern its purpose asks
   for (architecture.md "Strategy: arce": strategy, execution, estimation).
 - Retrieve: BM25 hits, embedding neighbors, and a graph traversal from the named nodes
@@ -15,12 +15,12 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+from cleveragents.context import intent as intents
+from cleveragents.context import toolkit
 from cleveragents.context.depth import gradient
 from cleveragents.context.model import ContextFragment, ContextRequest, PlanContext, StrategyCapabilities
 from cleveragents.context.protocols import BackendSet, GraphBackend
 from cleveragents.errors import UsageError
-from cleveragents.strategies import _common as common
-from cleveragents.strategies import _intent
 from cleveragents.strategies.breadth_depth_navigator import traverse
 from cleveragents.strategies.temporal_archaeology import change_counts
 from cleveragents.vocabulary import uko
@@ -69,7 +69,7 @@ def top_of(scores: dict[str, float], n: int) -> list[str]:
     return sorted(scores, key=lambda k: (-scores[k], k))[:n]
 
 
-class Arce(common.StrategyBase):
+class Arce(toolkit.StrategyBase):
     """Multi-modal retrieval with intent analysis and rank fusion."""
 
     strategy_name = NAME
@@ -97,31 +97,31 @@ class Arce(common.StrategyBase):
     ) -> list[ContextFragment]:
         self._notes = []
         graph = backends.graph
-        scope = common.scope_of(request, backends)
+        scope = toolkit.scope_of(request, backends)
         if graph is None or budget <= 0 or (scope is not None and not scope):
             self._notes.append("no graph backend, no budget or an empty scope")
             return []
         # Analyze
-        intent = _intent.analyze(request)
+        intent = intents.analyze(request)
         pattern = PATTERNS[intent.actor]
         breadth = max(0, min(10, request.breadth + pattern.breadth_delta))
-        named = common.named_nodes(graph, scope, request, intent, inferred_weight=INFERRED_NAME_WEIGHT)
+        named = toolkit.named_nodes(graph, scope, request, intent, inferred_weight=INFERRED_NAME_WEIGHT)
         # Retrieve: each source scores nodes in 0..1
         found: dict[str, dict[str, float]] = {}
-        limit = common.fragment_cap(budget)
-        query = common.search_text(request)
+        limit = toolkit.fragment_cap(budget)
+        query = toolkit.search_text(request)
         if query and backends.text is not None:
-            hits = backends.text.search(query, resource_filter=common.filter_of(scope), limit=limit)
+            hits = backends.text.search(query, resource_filter=toolkit.filter_of(scope), limit=limit)
             top = max((h.score for h in hits), default=0.0) or 1.0
             found["text"] = {
-                h.uko_node: h.score / top for h in hits if h.uko_node and common.in_scope(h.uko_node, scope)
+                h.uko_node: h.score / top for h in hits if h.uko_node and toolkit.in_scope(h.uko_node, scope)
             }
         if query and backends.vector is not None:
             [embedding] = backends.vector.embed([query])
             near = backends.vector.search(
-                embedding, resource_filter=common.filter_of(scope), limit=limit, threshold=0.0
+                embedding, resource_filter=toolkit.filter_of(scope), limit=limit, threshold=0.0
             )
-            found["vector"] = min_max({h.uko_node: h.similarity for h in near if common.in_scope(h.uko_node, scope)})
+            found["vector"] = min_max({h.uko_node: h.similarity for h in near if toolkit.in_scope(h.uko_node, scope)})
         given = bool(request.focus or request.entities)
         best_hits = {n for source in ("text", "vector") for n in top_of(found.get(source, {}), 2)}
         seeds = dict(named) or dict.fromkeys(best_hits, 0.6)  # with nothing named, expand the best hits
@@ -136,7 +136,7 @@ class Arce(common.StrategyBase):
             weight = WEIGHTS[source] if source != "graph" or given else EXPANSION_WEIGHT
             for node, score in scored.items():
                 fused[node] += weight * score
-        infos = common.node_infos(graph, scope, fused)
+        infos = toolkit.node_infos(graph, scope, fused)
         boosts = self._boosts(graph, scope, infos, intent, pattern, backends)
         scores = {n: s * boosts.get(n, 1.0) for n, s in fused.items() if n in infos and s > 0}
         order = sorted(scores, key=lambda n: (-scores[n], n))
@@ -146,23 +146,23 @@ class Arce(common.StrategyBase):
         for rank, node in enumerate(order):
             info = infos[node]
             try:
-                base = common.base_depth(info, request.depth)
+                base = toolkit.base_depth(info, request.depth)
             except UsageError:
                 if node in named:
                     raise  # an unknown level for what the request names is the caller's error
-                base = common.deepest_level(info.type or "") or 0
+                base = toolkit.deepest_level(info.type or "") or 0
             base = int(base * pattern.depth_scale) if node not in named else base
             # Detail falls with fused rank: the best few in full, the next at half, the rest as names.
             tier = 0 if node in named or rank < 3 else (1 if rank < 12 else 2)
             depth = gradient(base, tier, 2) if request.depth_gradient else base
             ranked_items.append((node, scores[node] / top, depth))
-        fragments = common.pack_nodes(
+        fragments = toolkit.pack_nodes(
             NAME,
             backends,
             graph,
             infos,
             ranked_items,
-            common.Budget(budget, backends.encoding),
+            toolkit.Budget(budget, backends.encoding),
             sources={n: sorted(s for s, scored in found.items() if n in scored) for n in scores},
         )
         self._notes.append(
@@ -176,8 +176,8 @@ class Arce(common.StrategyBase):
     def _boosts(
         graph: GraphBackend,
         scope: frozenset[str] | None,
-        infos: dict[str, common.NodeInfo],
-        intent: _intent.Intent,
+        infos: dict[str, toolkit.NodeInfo],
+        intent: intents.Intent,
         pattern: ActorPattern,
         backends: BackendSet,
     ) -> dict[str, float]:
@@ -191,7 +191,7 @@ class Arce(common.StrategyBase):
             if pattern.preferred & info.types:
                 boosts[node] *= 1.3
         if pattern.temporal and infos:
-            to = common.revision_of(backends)
+            to = toolkit.revision_of(backends)
             paths = sorted({i.path for i in infos.values() if i.path})[:50]
             if to is not None and paths:
                 churn: dict[str, int] = defaultdict(int)

@@ -15,12 +15,12 @@ from typing import Any
 
 import pyoxigraph as ox
 
+from cleveragents.context import intent as intents
+from cleveragents.context import toolkit
 from cleveragents.context.depth import gradient
 from cleveragents.context.model import ContextFragment, ContextRequest, PlanContext, StrategyCapabilities
 from cleveragents.context.protocols import BackendSet, GraphBackend
 from cleveragents.errors import UsageError
-from cleveragents.strategies import _common as common
-from cleveragents.strategies import _intent
 
 NAME = "breadth-depth-navigator"
 
@@ -88,10 +88,10 @@ def traverse(
     for distance in range(1, breadth + 1):
         if not frontier:
             break
-        rows = common.run(graph, "context-neighbors", scope, {"node": [ox.NamedNode(n) for n in frontier]})
+        rows = toolkit.run(graph, "context-neighbors", scope, {"node": [ox.NamedNode(n) for n in frontier]})
         found: dict[str, Reached] = {}
         for node, neighbor, edge, direction, confidence in best_edges(rows):
-            if neighbor in reached or not common.in_scope(neighbor, scope):
+            if neighbor in reached or not toolkit.in_scope(neighbor, scope):
                 continue
             score = reached[node].score * edge_weight(edge, direction) * confidence * HOP_DECAY
             best = found.get(neighbor)
@@ -109,7 +109,7 @@ def focus_keys(request: ContextRequest) -> list[str]:
     return list(dict.fromkeys([*request.focus, *request.entities]))
 
 
-class BreadthDepthNavigator(common.StrategyBase):
+class BreadthDepthNavigator(toolkit.StrategyBase):
     """Graph traversal from the focus with the depth gradient."""
 
     strategy_name = NAME
@@ -133,7 +133,7 @@ class BreadthDepthNavigator(common.StrategyBase):
         if request.entities:
             return 0.85
         # Only a query: names in it may still resolve, but that is a guess.
-        return 0.4 if request.query and _intent.analyze(request).keys() else 0.0
+        return 0.4 if request.query and intents.analyze(request).keys() else 0.0
 
     def assemble(
         self, request: ContextRequest, backends: BackendSet, budget: int, plan_context: PlanContext
@@ -143,14 +143,14 @@ class BreadthDepthNavigator(common.StrategyBase):
         if graph is None or budget <= 0:
             self._notes.append("no graph backend" if graph is None else "no budget")
             return []
-        scope = common.scope_of(request, backends)
+        scope = toolkit.scope_of(request, backends)
         if scope is not None and not scope:
             self._notes.append("the request's resources are outside the backends' scope")
             return []
         given = focus_keys(request)
         seeds: dict[str, float] = {}
         if given:
-            resolved = common.resolve_focus(graph, scope, given)
+            resolved = toolkit.resolve_focus(graph, scope, given)
             for nodes in resolved.values():
                 # A key naming several nodes (a short name) shares its weight among them.
                 for node in nodes:
@@ -159,23 +159,23 @@ class BreadthDepthNavigator(common.StrategyBase):
             if unmatched:
                 self._notes.append(f"focus matched nothing: {', '.join(unmatched)}")
         else:  # names guessed from the query count as surely as they name something
-            seeds = common.named_nodes(graph, scope, request, _intent.analyze(request))
+            seeds = toolkit.named_nodes(graph, scope, request, intents.analyze(request))
         if not seeds:
             self._notes.append("no focus node found; nothing to traverse")
             return []
         reached = traverse(graph, scope, seeds, request.breadth)
-        infos = common.node_infos(graph, scope, reached)
+        infos = toolkit.node_infos(graph, scope, reached)
         ranked: list[tuple[str, float, int]] = []
         for node, hit in sorted(reached.items(), key=lambda kv: (kv[1].distance, -kv[1].score, kv[0])):
             info = infos.get(node)
             if info is None:
                 continue
             try:
-                depth = common.base_depth(info, request.depth)
+                depth = toolkit.base_depth(info, request.depth)
             except UsageError:
                 if hit.distance == 0:
                     raise  # an unknown named depth for the focus itself is the caller's error
-                depth = common.deepest_level(info.type or "") or 0  # a name another kind of node lacks
+                depth = toolkit.deepest_level(info.type or "") or 0  # a name another kind of node lacks
             if request.depth_gradient:
                 # Breadth 1 keeps half the detail one hop out instead of none (the spec shows breadth 2).
                 depth = gradient(depth, hit.distance, max(request.breadth, 2))
@@ -183,13 +183,13 @@ class BreadthDepthNavigator(common.StrategyBase):
         # Distance counts from a focus the request gave; from names guessed in its text it is
         # no measure of closeness to what the request is about, so the scorer gets none.
         distance = {n: r.distance for n, r in reached.items()} if given else {}
-        fragments = common.pack_nodes(
+        fragments = toolkit.pack_nodes(
             NAME,
             backends,
             graph,
             infos,
             ranked,
-            common.Budget(budget, backends.encoding),
+            toolkit.Budget(budget, backends.encoding),
             distance=distance,
             edge={n: r.edge for n, r in reached.items()},
         )

@@ -14,10 +14,10 @@ from typing import Any
 
 import pyoxigraph as ox
 
+from cleveragents.context import intent as intents
+from cleveragents.context import toolkit
 from cleveragents.context.model import ContextFragment, ContextRequest, PlanContext, StrategyCapabilities
 from cleveragents.context.protocols import BackendSet
-from cleveragents.strategies import _common as common
-from cleveragents.strategies import _intent
 
 NAME = "plan-decision-context"
 CA = "https://cleveragents.ai/ontology/ca#"
@@ -64,7 +64,7 @@ def render_decision(row: dict[str, Any], level: int) -> str:
     return "\n".join(lines)
 
 
-class PlanDecisionContext(common.StrategyBase):
+class PlanDecisionContext(toolkit.StrategyBase):
     """Decisions of the plan and its ancestors."""
 
     strategy_name = NAME
@@ -90,7 +90,7 @@ class PlanDecisionContext(common.StrategyBase):
         if not plan_context.plan:
             self._notes.append("not assembling for a plan: no decisions to inherit")
             return []
-        rows = common.run(graph, "context-plan-decisions", None, {"plan": [ox.NamedNode(plan_context.plan)]})
+        rows = toolkit.run(graph, "context-plan-decisions", None, {"plan": [ox.NamedNode(plan_context.plan)]})
         if not rows:
             self._notes.append(f"no decisions recorded for {plan_context.plan} or its ancestors")
             return []
@@ -108,12 +108,12 @@ class PlanDecisionContext(common.StrategyBase):
                 score = min(1.0, score * 1.25)  # it speaks of the child's focus
             scored.append((score, level, int(row["seq"]), row, text))
         scored.sort(key=lambda s: (-s[0], s[1], s[2]))
-        left = common.Budget(budget, backends.encoding)
+        left = toolkit.Budget(budget, backends.encoding)
         fragments = []
         for score, level, _, row, text in scored:
-            if left.left < common.MIN_FRAGMENT_TOKENS:
+            if left.left < toolkit.MIN_FRAGMENT_TOKENS:
                 break
-            frag = common.text_fragment(
+            frag = toolkit.text_fragment(
                 NAME, row["decision"], text, left, score, plan=row["owner"], plan_distance=level, decision=True
             )
             if frag is not None:
@@ -124,7 +124,7 @@ class PlanDecisionContext(common.StrategyBase):
     @staticmethod
     def _focus_terms(request: ContextRequest) -> list[str]:
         """Lower-cased words naming the request's focus, to boost decisions that mention it."""
-        intent = _intent.analyze(request)
+        intent = intents.analyze(request)
         keys = [*request.focus, *request.entities, *intent.paths, *intent.symbols]
         parts = {p.lower() for k in keys for p in re.split(r"[/.#:]", k) if len(p) >= 3}
         return sorted(parts)

@@ -16,6 +16,8 @@ from typing import Any
 
 import pyoxigraph as ox
 
+from cleveragents.context import intent as intents
+from cleveragents.context import toolkit
 from cleveragents.context.model import (
     ContextFragment,
     ContextRequest,
@@ -24,8 +26,6 @@ from cleveragents.context.model import (
     TemporalScope,
 )
 from cleveragents.context.protocols import BackendSet, GraphBackend
-from cleveragents.strategies import _common as common
-from cleveragents.strategies import _intent
 
 NAME = "temporal-archaeology"
 HISTORY_WORDS = re.compile(
@@ -37,10 +37,10 @@ MAX_ENTITIES_PER_FILE = 25
 
 def head_revision(graph: GraphBackend, backends: BackendSet) -> int:
     """The revision the backends read at, else the store's latest commit."""
-    revision = common.revision_of(backends)
+    revision = toolkit.revision_of(backends)
     if revision is not None:
         return revision
-    rows = common.run(graph, "commits", None)
+    rows = toolkit.run(graph, "commits", None)
     return max((int(r["revision"]) for r in rows), default=0)
 
 
@@ -53,11 +53,11 @@ def change_counts(
         if not paths:
             return []
         bind = {"path": [ox.Literal(p) for p in paths], "to": [ox.Literal(to)] * len(paths)}
-    rows = common.run(graph, "context-changes", scope, bind)
-    return [r for r in rows if common.in_scope(r["entity"], scope)]
+    rows = toolkit.run(graph, "context-changes", scope, bind)
+    return [r for r in rows if toolkit.in_scope(r["entity"], scope)]
 
 
-class TemporalArchaeology(common.StrategyBase):
+class TemporalArchaeology(toolkit.StrategyBase):
     """History of the focus area from the store's commits."""
 
     strategy_name = NAME
@@ -80,7 +80,7 @@ class TemporalArchaeology(common.StrategyBase):
     ) -> list[ContextFragment]:
         self._notes = []
         graph = backends.graph
-        scope = common.scope_of(request, backends)
+        scope = toolkit.scope_of(request, backends)
         if graph is None or budget <= 0 or (scope is not None and not scope):
             self._notes.append("no graph backend, no budget or an empty scope")
             return []
@@ -91,30 +91,30 @@ class TemporalArchaeology(common.StrategyBase):
             HISTORY_WORDS.search(request.query or "") or HISTORY_WORDS.search(request.purpose or "")
         )
         if not asked:  # history to tell: what was edited after it was added, not a list of what exists
-            edited = {(r["path"], common.resource_of(r["entity"])) for r in rows if int(r["changes"]) > 1}
-            rows = [r for r in rows if (r["path"], common.resource_of(r["entity"])) in edited]
+            edited = {(r["path"], toolkit.resource_of(r["entity"])) for r in rows if int(r["changes"]) > 1}
+            rows = [r for r in rows if (r["path"], toolkit.resource_of(r["entity"])) in edited]
         if not rows:
             self._notes.append(f"no entity in the area changed after it was added (up to revision {to})")
             return []
-        commits = {int(r["revision"]): r for r in common.run(graph, "commits", None) if int(r["revision"]) <= to}
+        commits = {int(r["revision"]): r for r in toolkit.run(graph, "commits", None) if int(r["revision"]) <= to}
         coupled = self._coupling(graph, scope, {r["path"] for r in rows}, to) if paths else {}
         by_file: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
         for row in rows:
-            by_file[(common.resource_of(row["entity"]) or "", row["path"])].append(row)
+            by_file[(toolkit.resource_of(row["entity"]) or "", row["path"])].append(row)
         # Files touched by the most commits first, then by how many edits (beyond creation) they saw.
         ranked = sorted(by_file.items(), key=lambda kv: (-_commits(kv[1]), -_edits(kv[1]), kv[0]))
         most = max(_commits(entries) for _, entries in ranked) or 1
-        budget_left = common.Budget(budget, backends.encoding)
+        budget_left = toolkit.Budget(budget, backends.encoding)
         fragments: list[ContextFragment] = []
         for (resource, path), entries in ranked:
-            if budget_left.left < common.MIN_FRAGMENT_TOKENS:
+            if budget_left.left < toolkit.MIN_FRAGMENT_TOKENS:
                 break
             text = self._summary(path, entries, commits, coupled.get(path, []), focus_nodes)
-            file_node = f"{common.SOURCE_BASE}{resource}/{path}"
+            file_node = f"{toolkit.SOURCE_BASE}{resource}/{path}"
             total = _edits(entries)
             named = max((focus_nodes.get(r["entity"], 0.0) for r in entries), default=0.0)
             relevance = max(named, 0.3 + 0.6 * _commits(entries) / most)
-            frag = common.text_fragment(
+            frag = toolkit.text_fragment(
                 NAME, file_node, text, budget_left, relevance, edits=total, up_to_revision=to, history=True
             )
             if frag is not None:
@@ -131,15 +131,15 @@ class TemporalArchaeology(common.StrategyBase):
         None when the area is the whole scope."""
         given = list(dict.fromkeys([*request.focus, *request.entities]))
         if given:
-            resolved = common.resolve_focus(graph, scope, given)
+            resolved = toolkit.resolve_focus(graph, scope, given)
             nodes = {n: 1.0 for found in resolved.values() for n in found}
         else:
-            nodes = common.named_nodes(graph, scope, request, _intent.analyze(request))
+            nodes = toolkit.named_nodes(graph, scope, request, intents.analyze(request))
         if not nodes:
             if given or request.query:
                 self._notes.append("the focus matched nothing: the whole scope's history instead")
             return {}, None
-        infos = common.node_infos(graph, scope, nodes)
+        infos = toolkit.node_infos(graph, scope, nodes)
         return nodes, sorted({i.path for i in infos.values() if i.path})
 
     @staticmethod
@@ -148,7 +148,7 @@ class TemporalArchaeology(common.StrategyBase):
         out: dict[str, list[str]] = defaultdict(list)
         ordered = sorted(paths)[:20]  # the area's top files; coupling of a whole tree is a report, not context
         bind = {"path": [ox.Literal(p) for p in ordered], "to": [ox.Literal(to)] * len(ordered)}
-        for row in common.run(graph, "context-co-changes", scope, bind):
+        for row in toolkit.run(graph, "context-co-changes", scope, bind):
             out[row["path"]].append(f"{row['other']} ({row['together']})")
         return out
 

@@ -80,6 +80,10 @@ class KeySpec:
         return self.default(data_dir) if callable(self.default) else self.default
 
 
+# Tables whose keys are read by the component that owns them, not listed in KEYS:
+# [context.pipeline], [context.strategies], [context.fusion] (context), [provider.*] (API keys).
+OPEN_TABLES: Final = ("context.pipeline.", "context.strategies.", "context.fusion.", "provider.")
+
 # The one table of known keys. Add a row here to make a key settable.
 KEYS: Final[dict[str, KeySpec]] = {
     spec.name: spec
@@ -460,6 +464,16 @@ class Config:
 
     def _load(self, source: Source, path: Path) -> _Layer:
         values = flatten(read_toml(path))
+        for key in values:
+            if key not in KEYS and not key.startswith(OPEN_TABLES):
+                matches = difflib.get_close_matches(key, list(KEYS), n=1, cutoff=0.6)
+                hint = f" (did you mean '{matches[0]}'?)" if matches else ""
+                raise ConfigurationError(
+                    f"Unknown configuration key '{key}' in config file {path}{hint}",
+                    detail="Known keys: " + ", ".join(sorted(KEYS)),
+                    suggestions=[f"rename it to {matches[0]} in {path}" if matches else f"remove it from {path}"],
+                    data={"file": str(path), "key": key},
+                )
         for key, raw in values.items():
             if key in KEYS:
                 try:

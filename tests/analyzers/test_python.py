@@ -424,7 +424,7 @@ def test_calls_resolve_through_scopes_imports_and_self() -> None:
         ((("os.path.join", 0.9),), None),  # `join` is too common for a bare-name guess
         ((("pkg.mod.Service.shared", 0.8), ("pkg.mod.Base.shared", 0.7)), "shared"),
         ((("pkg.mod.Service.run_all", 0.8), ("pkg.mod.Base.run_all", 0.7)), "run_all"),
-        ((("pkg.mod.Base.shared", 0.7),), "shared"),  # super()
+        ((("pkg.mod.Base.shared", 0.7),), None),  # super(): through the bases only
         ((("pkg.mod.Service", 0.9),), None),
         ((("pkg.mod.Service.__init__", 0.9),), None),
         ((), "compute_checksum"),  # unknown receiver, distinctive name
@@ -748,3 +748,50 @@ def test_vocabulary_and_levels_come_from_the_ontology() -> None:
     assert kinds == {"class", "object property", "datatype property"} and len(used) >= 30
     for term in ("uko-py:Module", "uko-py:Class", "uko-py:Function", "uko-py:Method"):
         assert tuple(level.name for level in effective_levels(expand_term(term))) == LEVELS
+
+
+NAME_MATCH_LIMITS = """\
+import argparse
+from pkg.base import Local
+
+
+class Parser(argparse.ArgumentParser):
+    def parse_args(self, args=None):
+        return super().parse_args(args)
+
+    def run(self):
+        self.print_help()
+
+
+class Child(Local):
+    def run(self):
+        self.helper()
+
+
+class Store:
+    def get(self, key):
+        return self.data.get(key)
+
+
+def walk(node):
+    return walk(node.child)
+"""
+
+
+def test_name_matching_says_nothing_where_it_cannot_know() -> None:
+    analysis = analyze(PY, "pkg/cli.py", NAME_MATCH_LIMITS)
+    calls = {(r.source, r.targets, r.simple_name) for r in analysis.references if r.predicate == CALLS}
+    # super() goes through the bases only: never a bare-name match to the class's own method.
+    assert ("Parser.parse_args", (("argparse.ArgumentParser.parse_args", 0.7),), None) in calls
+    # self.m() on a class with a base from outside the package: the class and its bases, no guess.
+    assert (
+        "Parser.run",
+        (("pkg.cli.Parser.print_help", 0.8), ("argparse.ArgumentParser.print_help", 0.7)),
+        None,
+    ) in calls
+    # ... with every base inside the package, a bare name may still find it up the chain.
+    assert ("Child.run", (("pkg.cli.Child.helper", 0.8), ("pkg.base.Local.helper", 0.7)), "helper") in calls
+    # x.get() inside def get delegates; a bare-name match would make it call itself.
+    assert not [c for c in calls if c[0] == "Store.get"]
+    # A bare self-reference that nothing shadows is recursion.
+    assert ("walk", (("pkg.cli.walk", 0.9),), None) in calls

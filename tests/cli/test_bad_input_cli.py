@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -57,3 +58,21 @@ def test_usage_errors_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ca
     cli = Cli(tmp_path / "data", capsys)
     assert cli("graph", "query", "--no-such-option").code == 2
     assert cli("no-such-command").code == 2
+
+
+def test_usage_errors_take_the_spec_form_in_every_format(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    """Unknown command, unknown option, missing argument: ``Error [400] USAGE`` (exit 2),
+    and a JSON envelope on stdout with --format json, wherever --format is written."""
+    from cleveragents.cli.main import run
+
+    data = ["--data-dir", str(tmp_path / "data")]
+    for args in (["graph", "bogus"], ["graph", "query", "--nope", "x"], ["graph", "history"]):
+        capsys.readouterr()
+        assert run([*data, *args]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("Error [400] USAGE: "), err
+        assert run([*data, "--format", "json", *args]) == 2
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["error"]["code"] == "USAGE" and doc["exit_code"] == 2
+        assert run([*data, *args, "--format", "json"]) == 2
+        assert json.loads(capsys.readouterr().out)["error"]["status"] == 400

@@ -158,8 +158,8 @@ def test_relative_paths_resolve_against_their_file(home: Path):
 def test_set_validates_and_writes_atomically_preserving_other_keys(home: Path):
     path = write(
         home / "data" / "config.toml",
-        'format = "plain"\nplugin_setting = "keep me"\n\n[query]\ndefault_limit = 9\n\n'
-        '[context.pipeline]\nstrategy-selector = "builtin:X"\n',
+        'format = "plain"\n\n[query]\ndefault_limit = 9\n\n'
+        '[context.pipeline]\nstrategy-selector = "builtin:X"\n\n[provider.example]\nsetting = "keep me"\n',
     )
     config = make(home)
     stored = config.set("query.timeout", "12.5")
@@ -168,10 +168,21 @@ def test_set_validates_and_writes_atomically_preserving_other_keys(home: Path):
     doc = tomllib.loads(path.read_text())
     assert doc == {
         "format": "plain",
-        "plugin_setting": "keep me",
         "query": {"default_limit": 9, "timeout": 12.5},
         "context": {"pipeline": {"strategy-selector": "builtin:X"}},
+        "provider": {"example": {"setting": "keep me"}},
     }
+
+
+def test_unknown_key_in_a_file_is_an_error_suggesting_the_closest(home: Path):
+    path = write(home / "data" / "config.toml", "[query]\ntimeot = 5\n")
+    with pytest.raises(
+        ConfigurationError, match=r"Unknown configuration key 'query.timeot'.*did you mean 'query.timeout'"
+    ):
+        make(home)
+    write(path, "[nonsense]\nzzz = 1\n")
+    with pytest.raises(ConfigurationError, match=str(path)):
+        make(home)
     assert sorted(p.name for p in path.parent.iterdir()) == ["config.toml"]  # no temp left
 
 

@@ -68,14 +68,16 @@ def test_editing_one_file_revises_its_entities_and_relinks_referrers(ws, tree, a
         ("helper", "main", "0.5", "name-match"),
         ("deep", "helper", "0.5", "name-match"),
     }
-    # An edit inside an entity keeps its IRI and gives it a new revision.
-    write(tree, {"a.outline": "def main\ncall b.assist\ndef unused\n"})
+    # An edit of an entity's own text (an outline definition's text is its 'def' line) keeps
+    # its IRI and gives it a new revision; its call re-resolved after b's rename gave none.
+    write(tree, {"a.outline": "def  main\ncall b.assist\ndef unused\n"})
     third = run_index(info)
     assert third.entities_changed >= 1 and third.entities_added == 0
     main = iris.file_iri(info.ulid, "a.outline", "main")
-    revisions = rows(ws, f"SELECT ?r ?cur WHERE {{ ?r ca:revisionOf <{main}> ; uko:isCurrent ?cur }}")
-    # Created, then changed when its call to b.helper lost its target, then edited.
-    assert sorted(r["cur"] for r in revisions) == ["false", "false", "true"]
+    revisions = rows(
+        ws, f"SELECT ?r ?cur ?kind WHERE {{ ?r ca:revisionOf <{main}> ; uko:isCurrent ?cur ; ca:revisionKind ?kind }}"
+    )
+    assert sorted((r["cur"], r["kind"]) for r in revisions) == [("false", "added"), ("true", "content")]
     assert ("main", "assist", "0.9", "name-match") in calls(ws)
 
 

@@ -16,7 +16,7 @@ AGENT = "tester"
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Workspace:
-    workspace = Workspace(tmp_path / "data")
+    workspace = Workspace(tmp_path / "data", writer_wait=0)
     workspace.initialize()
     projects.create(workspace, "local/demo", agent=AGENT)
     return workspace

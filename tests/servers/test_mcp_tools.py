@@ -82,8 +82,8 @@ def test_every_tool_has_valid_schemas_and_answers_from_the_graph(corpus: Corpus)
     assert out["show"]["level"] == "SIGNATURES"
     assert any(e["predicate"] == "uko:name" and e["object"] == '"send"' for e in out["history"]["entries"])
     assert any(line["predicate"] == "uko-code:signature" for line in out["blame"]["lines"])
-    changed = {e["entity"] for e in out["changes_between"]["entities"]}
-    assert corpus.send in changed
+    changed = {e["entity"]: e["change"] for e in out["changes_between"]["entities"]}
+    assert changed[corpus.send] == "added"  # revision 0 is the empty store
     ctx = out["assemble_context"]
     assert ctx["fragments"] and ctx["total_tokens"] <= 2000 and not ctx["recorded"]  # read-only: not recorded
     assert corpus.send in {f["uko_node"] for f in ctx["fragments"]}

@@ -25,7 +25,7 @@ through the tool router.
 Templates are Jinja2 (sandboxed, strict) over the plan's arguments, the row's variables
 and ``plan`` (id, description). A decision step already in the plan's current tree (same
 type and question) is not recorded again, so a paused or interrupted phase resumes where
-it stopped.
+it stopped, and a corrected decision's replacement stands.
 """
 
 from __future__ import annotations
@@ -113,13 +113,10 @@ class ScriptedActor:
             if "decision" in step:
                 key = str(step.get("key") or step.get("question") or step["decision"])
                 question = _render(step.get("question", ""), variables)
+                # A current decision answering the same question (recorded by an earlier run
+                # of this phase, or put in place by a correction) is not decided again.
                 found = next(
-                    (
-                        d
-                        for d in ctx.decisions()
-                        if d.type == step["decision"] and d.question == question and d.phase == ctx.phase
-                    ),
-                    None,
+                    (d for d in ctx.decisions() if d.type == step["decision"] and d.question == question), None
                 )
                 by_key[key] = found or self._decide(ctx, step, question, variables, by_key)
             elif "tool" in step:

@@ -5,6 +5,7 @@ A header is a block of comment lines at the top of the file:
     # name: blame
     # description: For each current triple of a node, the commit that asserted it.
     # param: node iri The node to blame
+    # param: include string=definitions Kinds to list (a default makes the parameter optional)
 
 Parameters are bound with SPARQL substitution (SEP-0007), never pasted into text.
 A SELECT must project its parameters: Oxigraph's substitution keeps them bound in the
@@ -32,6 +33,7 @@ class Param:
     name: str
     type: str
     description: str
+    default: str | None = None  # given: the parameter may be left out
 
 
 @dataclass(frozen=True)
@@ -65,9 +67,10 @@ def parse(path: Path) -> NamedQuery:
         key, value = key.strip().lower(), value.strip()
         if key == "param":
             pname, ptype, *desc = value.split(maxsplit=2)
+            ptype, has_default, default = ptype.partition("=")
             if ptype not in PARAM_TYPES:
                 raise ValidationError(f"{path.name}: parameter '{pname}' has unknown type '{ptype}'")
-            params.append(Param(pname, ptype, desc[0] if desc else ""))
+            params.append(Param(pname, ptype, desc[0] if desc else "", default if has_default else None))
         else:
             header[key] = value
     if "name" not in header:
@@ -93,13 +96,14 @@ def get(name: str, extra_dirs: list[Path] | None = None) -> NamedQuery:
 
 
 def bind(query: NamedQuery, raw: dict[str, str]) -> dict[str, Any]:
-    """Typed terms for the ``--param k=v`` values; every declared parameter is required."""
+    """Typed terms for the ``--param k=v`` values; a parameter without a default is required."""
     declared = {p.name: p for p in query.params}
     unknown = sorted(set(raw) - set(declared))
     if unknown:
         raise ValidationError(
             f"query '{query.name}' has no parameter {', '.join(unknown)}; it takes: {', '.join(declared) or 'none'}"
         )
+    raw = {**{n: p.default for n, p in declared.items() if p.default is not None and n not in raw}, **raw}
     missing = [n for n in declared if n not in raw]
     if missing:
         raise ValidationError(

@@ -9,11 +9,21 @@ commit that changes a UKO entity also records a revision node ``<entity>@r<N>``:
 and closes the predecessor (``uko:isCurrent false``, ``uko:validUntil``). The entity
 itself carries ``uko:validFrom`` / ``uko:isCurrent`` for its current incarnation.
 These are ordinary temporal triples, so as-of queries see them as they were.
+
+Revisions follow content, not position. An entity with a ``uko:contentHash`` gets a new
+revision only when that hash changes (its own text), not when lines above it move or an
+edge it carries is re-resolved: those changes stay in the temporal triples (every
+revision's ``uko:sourceRange`` is queryable as of any commit) without counting as a
+revision. Each revision says why it exists in ``ca:revisionKind``: ``added`` (new, or back
+from deletion), ``formatting`` (the text changed but its ``ca:syntaxFingerprint``, the
+tokens without whitespace and comments, did not) or ``content``. Entities without a
+content hash (directories, plans) get a revision on any change, as before.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -26,6 +36,9 @@ from cleveragents.terms import PROV, RDF_TYPE, UKO, XSD
 from cleveragents.vocabulary import ca, uko
 
 TYPE = ox.NamedNode(RDF_TYPE)
+CONTENT_HASH = ox.NamedNode(uko.contentHash)
+SYNTAX_FINGERPRINT = ox.NamedNode(ca.syntaxFingerprint)
+REVISION_KIND = ox.NamedNode(ca.revisionKind)
 IS_CURRENT = ox.NamedNode(uko.isCurrent)
 VALID_FROM = ox.NamedNode(uko.validFrom)
 VALID_UNTIL = ox.NamedNode(uko.validUntil)
@@ -78,6 +91,7 @@ def derive_revisions(
         else _state_of(store, rev, touched, removed_subjects & touched, live | {added_g, inferred_g})
     )
     removed_keys = set(removals)
+    text_changes = _text_changes(raw, added_g, removals.values())
     stamp = ox.Literal(when.isoformat().replace("+00:00", "Z"), datatype=ox.NamedNode(XSD + "dateTime"))
     commit = ox.NamedNode(commit_iri(rev))
     adds: list[Triple] = []
@@ -86,6 +100,13 @@ def derive_revisions(
         own = state.quads.get(entity, [])
         prev = state.current_revision.get(entity)
         exists = entity not in removed_subjects or bool(state.types_after(entity, removed_keys, asserted_only=True))
+        kind = "content"
+        if prev is not None and exists:
+            hash_changed, fingerprint_changed = text_changes.get(entity, (False, False))
+            if not hash_changed and _has(raw, entity, CONTENT_HASH):
+                continue  # same text: moved, or an edge re-resolved; the triples record it, no revision
+            if hash_changed and not fingerprint_changed and _has(raw, entity, SYNTAX_FINGERPRINT):
+                kind = "formatting"
         if prev is not None:
             closes.append(prev)
             adds += [(prev.subject, IS_CURRENT, FALSE), (prev.subject, VALID_UNTIL, stamp)]
@@ -97,10 +118,12 @@ def derive_revisions(
         if not any(q.object == TRUE for q in current_flags):  # new, or back from deletion
             closes += [q for q in own if q.graph_name in live and q.predicate in (IS_CURRENT, VALID_UNTIL, VALID_FROM)]
             adds += [(entity, IS_CURRENT, TRUE), (entity, VALID_FROM, stamp)]
+            kind = "added"
         node = revision_node(entity, rev)
         adds += [
             (node, TYPE, ox.NamedNode(ca.EntityRevision)),
             (node, REVISION_OF, entity),
+            (node, REVISION_KIND, ox.Literal(kind)),
             (node, VALID_FROM, stamp),
             (node, IS_CURRENT, TRUE),
             (node, ox.NamedNode(PROV + "wasGeneratedBy"), commit),
@@ -194,6 +217,32 @@ def _touched_by_additions(raw: ox.Store, added_g: ox.NamedNode, inferred_g: ox.N
         default_graph=[layout.LIVE, layout.LIVE_INFERRED, added_g, inferred_g],
     )
     return {row["s"] for row in rows if isinstance(row["s"], ox.NamedNode)}
+
+
+def _text_changes(
+    raw: ox.Store, added_g: ox.NamedNode, removals: Iterable[ox.Quad]
+) -> dict[ox.NamedNode, tuple[bool, bool]]:
+    """Entities whose content hash or syntax fingerprint this commit changes: entity ->
+    (hash changed, fingerprint changed), from the commit's additions and removals."""
+    changes: dict[ox.NamedNode, tuple[bool, bool]] = {}
+
+    def mark(subject: object, predicate: ox.NamedNode) -> None:
+        if isinstance(subject, ox.NamedNode):
+            hashed, printed = changes.get(subject, (False, False))
+            changes[subject] = (hashed or predicate == CONTENT_HASH, printed or predicate == SYNTAX_FINGERPRINT)
+
+    for predicate in (CONTENT_HASH, SYNTAX_FINGERPRINT):
+        for quad in raw.quads_for_pattern(None, predicate, None, added_g):
+            mark(quad.subject, predicate)
+    for quad in removals:
+        if quad.predicate in (CONTENT_HASH, SYNTAX_FINGERPRINT):
+            mark(quad.subject, quad.predicate)  # type: ignore[arg-type]
+    return changes
+
+
+def _has(raw: ox.Store, subject: ox.NamedNode, predicate: ox.NamedNode) -> bool:
+    """Whether the entity has the predicate in the current state (before this commit)."""
+    return any(True for _ in raw.quads_for_pattern(subject, predicate, None, layout.LIVE))
 
 
 def _was_unit(raw: ox.Store, subject: ox.NamedNode) -> bool:

@@ -42,7 +42,7 @@ from cleveragents.graph.ntriples import ntriples
 from cleveragents.graph.revisions import TEMPORAL_PREDICATES
 from cleveragents.graph.store import GraphStore
 from cleveragents.graph.workspace import WriteSession
-from cleveragents.terms import RDF_TYPE, UKO, UKO_CODE, UKO_PY
+from cleveragents.terms import CA, RDF_TYPE, UKO, UKO_CODE, UKO_PY
 from cleveragents.vocabulary import ca, uko_code
 
 from . import emit
@@ -51,6 +51,7 @@ from .link import SymbolTable, referenced_names, simple_part
 from .model import Analyzer, FileAnalysis, Reference, SourceFile, Span
 from .plugins import AnalyzerSet, load_analyzers
 from .reading import SourceFiles, load_fingerprints, read_files, save_fingerprints
+from .secrets import SecretFinding
 from .sources import Skipped, Snapshot
 
 INDEXED_BY = ca.indexedBy
@@ -435,7 +436,8 @@ class Indexer:
         for p, r in results.items():
             own = resolved.get(p)
             edges = self._edge_text(target, p, r.references, table, summary, own)
-            desired[p] = "\n".join([r.ntriples, edges, *(own.lines if own else ())])
+            found = secret_finding_lines(target, p, files.findings.get(p, ()))
+            desired[p] = "\n".join([r.ntriples, edges, *(own.lines if own else ()), *found])
             r.ntriples = ""  # one copy of the text at a time: big resources hold a lot of it
         # Nothing of this resource is live (not even a directory node left by a run that
         # deleted every file): every IRI the run writes is new.
@@ -864,3 +866,22 @@ def _count_entity_changes(add: set[str], remove: list[ox.Triple], summary: Index
     summary.entities_changed = len(
         {s for s in touched - typed_added - typed_removed if not s.startswith(iris.EDGE_BASE)}
     )
+
+
+def secret_finding_lines(target: Target, path: str, findings: Iterable[SecretFinding]) -> list[str]:
+    """N-Triples recording the secrets masked in a file: kind and line, never the value.
+    Each finding is a node of the file (``uko:sourcePath``), so it follows the file's edits."""
+    file_node = iris.file_iri(target.ulid, path)
+    out: list[str] = []
+    for finding in findings:
+        slug = "".join(ch if ch.isalnum() else "-" for ch in finding.kind.lower())
+        node = iris.file_iri(target.ulid, path, f"secret/{finding.line}/{slug}")
+        out += [
+            f"<{file_node}> <{CA}hasSecretFinding> <{node}> .",
+            f"<{node}> <{RDF_TYPE}> <{CA}SecretFinding> .",
+            f"<{node}> <{CA}secretKind> {emit.literal(finding.kind)} .",
+            f'<{node}> <{CA}secretLine> "{finding.line}"^^<http://www.w3.org/2001/XMLSchema#integer> .',
+            f"<{node}> <{UKO}sourcePath> {emit.literal(path)} .",
+            f"<{node}> <{UKO}sourceResource> <{target.iri}> .",
+        ]
+    return out

@@ -18,6 +18,7 @@ from pathlib import Path
 from . import emit
 from .model import Analyzer
 from .plugins import AnalyzerSet
+from .secrets import SecretFinding, mask_secrets
 from .sources import Skipped, Snapshot
 
 _BINARY_SNIFF = 8192
@@ -32,6 +33,8 @@ class SourceFiles(Mapping[str, bytes]):
         self.analyzers: dict[str, Analyzer] = {}
         self.hashes: dict[str, str] = {}
         self.fingerprints: dict[str, tuple[str, str]] = {}  # path -> (fingerprint, hash)
+        # Secrets found (and masked) in the files read so far: kind and line only.
+        self.findings: dict[str, list[SecretFinding]] = {}
         self._data: dict[str, bytes] = {}
 
     def __getitem__(self, path: str) -> bytes:
@@ -39,7 +42,7 @@ class SourceFiles(Mapping[str, bytes]):
             raise KeyError(path)
         if path not in self._data:
             # A file trusted by its fingerprint: it passed the checks when it was recorded.
-            self._data[path] = self.snapshot.read(path)
+            self._data[path] = self.masked(path, self.analyzers[path], self.snapshot.read(path))
         return self._data[path]
 
     def __iter__(self) -> Iterator[str]:
@@ -54,6 +57,15 @@ class SourceFiles(Mapping[str, bytes]):
         self.hashes[path] = content_hash
         if data is not None:
             self._data[path] = data
+
+    def masked(self, path: str, analyzer: Analyzer, data: bytes) -> bytes:
+        """``data`` with its secrets masked (see secrets.py); binary formats as they are."""
+        if getattr(analyzer, "binary", False):
+            return data
+        data, found = mask_secrets(path, data)
+        if found:
+            self.findings[path] = found
+        return data
 
     def analyzer(self, path: str) -> Analyzer:
         return self.analyzers[path]
@@ -99,6 +111,7 @@ def read_files(
         if reason:
             skipped.append(Skipped(path, reason))
             continue
+        data = files.masked(path, analyzer, data)
         files.add(path, analyzer, emit.content_hash(data), data)
         if fingerprint is not None:
             files.fingerprints[path] = (fingerprint, files.hash(path))

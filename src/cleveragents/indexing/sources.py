@@ -7,6 +7,7 @@ A snapshot lists candidate paths and reads them; anything it cannot list safely
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import time
 from collections.abc import Iterator
@@ -94,12 +95,17 @@ class DirectorySnapshot:
                 full = os.path.join(dirpath, name)
                 if os.path.islink(full):
                     skipped.append(Skipped(prefix + name, "symlink (not followed)"))
+                elif reason := _unusable(full, prefix + name):
+                    skipped.append(Skipped(_printable(prefix + name), reason))
                 else:
                     paths.append(prefix + name)
         return sorted(paths), skipped
 
     def read(self, path: str) -> bytes:
-        return (self.root / path).read_bytes()
+        full = self.root / path
+        if reason := _unusable(str(full), path):  # replaced since the listing, e.g. by a named pipe
+            raise OSError(f"{path}: {reason}")
+        return full.read_bytes()
 
     def size(self, path: str) -> int:
         return (self.root / path).stat().st_size
@@ -129,7 +135,9 @@ class GitWorkTreeSnapshot(DirectorySnapshot):
                 skipped.append(Skipped(path, "symlink (not followed)"))
             elif not full.exists():
                 skipped.append(Skipped(path, "deleted in the work tree"))
-            elif full.is_file():
+            elif reason := _unusable(str(full), path):
+                skipped.append(Skipped(_printable(path), reason))
+            else:
                 paths.append(path)
         return paths, skipped
 
@@ -187,6 +195,29 @@ class GitCommitSnapshot:
                     proc.stdout.read(1)  # the newline after each object
         for path in paths:
             yield path, self.blob_cache[self.blobs[path][0]]
+
+
+def _unusable(full: str, path: str) -> str | None:
+    """Why a listed file cannot be indexed: a name that is not UTF-8 (it could not be
+    written into the graph), or not a regular file (a named pipe would block the read
+    forever; a socket or device has no content)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return "file name is not valid UTF-8"
+    try:
+        mode = os.lstat(full).st_mode
+    except OSError as exc:
+        return f"cannot stat: {exc.strerror}"
+    if stat.S_ISREG(mode):
+        return None
+    kind = "named pipe" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode) else "device or special file"
+    return f"not a regular file ({kind})"
+
+
+def _printable(path: str) -> str:
+    """A path as text that can be shown and stored (undecodable bytes as \\xNN)."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _git(repo: Path, *args: str) -> bytes:

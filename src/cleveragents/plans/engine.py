@@ -17,9 +17,10 @@ import pyoxigraph as ox
 from cleveragents.errors import CleverAgentsError, ConflictError, NotFoundError, ValidationError
 from cleveragents.graph.commit import CommitRequest
 
-from . import actions, decisions, invariants, lifecycle, records
+from . import actions, corrections, decisions, invariants, lifecycle, records
 from .actor import ActorResolver, AwaitingApproval, PhaseOutcome, PlanContext
 from .arguments import bind, substitute
+from .corrections import CorrectionResult
 from .decisions import Decision, DecisionInput
 from .lock import is_locked
 from .records import PlanRecord
@@ -266,6 +267,41 @@ class PlanEngine:
             plan = self._run_phase(plan, plan.phase, guidance=[guidance])
             plan = self._follow(plan)
         return plan, decision
+
+    def correct(self, decision: str, mode: str, guidance: str) -> CorrectionResult:
+        """Record the correction; a revert also sends the plan back to Strategize (a new
+        attempt) for the strategy actor to re-decide the superseded part. The caller rolls
+        the sandboxes back, then continues the plan (``continue_after_correction``)."""
+        node = decisions.resolve(self.store, decision)
+        plan = self.plan(decisions.require_current(self.store, node, role="decision"))
+        lifecycle.require(plan, "correct")
+        run = records.open_run(self.store, plan.node, plan.phase, plan.attempt)
+        result = corrections.correct(self.writer, decision, mode, guidance, agent=self.agent, run=run)
+        plan = self.plan(plan.id)
+        remove = [(plan.node, ca("awaitingDecision"), ox.NamedNode(plan.awaiting))] if plan.awaiting else []
+        if mode == "revert":
+            records.transition(
+                self.writer,
+                plan,
+                phase="strategize",
+                state="queued",
+                attempt=plan.attempt + 1,
+                message=f"plan {plan.id}: correction {result.attempt} reverts it to strategize",
+                agent=self.agent,
+                end_run=True,
+                findings=f"correction of {ulid_of(result.impact.decision)}: {guidance}",
+                remove=remove,
+            )
+        return result
+
+    def continue_after_correction(self, result: CorrectionResult) -> PlanRecord:
+        plan = self.plan(result.plan)
+        if result.mode == "revert":
+            return self.strategize(plan)
+        if plan.phase in {"strategize", "execute"} and plan.state in {"complete", "errored"}:
+            plan = self._run_phase(plan, plan.phase)
+            return self._follow(plan)
+        return plan
 
     # ── phases ─────────────────────────────────────────────────────
     def _follow(self, plan: PlanRecord) -> PlanRecord:

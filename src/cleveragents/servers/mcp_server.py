@@ -72,7 +72,10 @@ INSTRUCTIONS = (
 
 def identity_of(ctx: Context, settings: ServerSettings) -> str:
     """Who is calling, for the audit log: the HTTP guard's identity, else the stdio user."""
-    request = ctx.request_context.request
+    try:
+        request = ctx.request_context.request
+    except ValueError:  # called in process, not over MCP: the A2A server runs its tasks so
+        return f"a2a:{settings.user}"
     state = getattr(request, "scope", {}).get("state", {}) if request is not None else {}
     who = state.get("cleveragents_identity") if isinstance(state, dict) else None
     return f"mcp:{settings.user}:{who or 'stdio'}"
@@ -226,9 +229,18 @@ def build_mcp_server(ops: Operations, settings: ServerSettings) -> MCPServer:
         to_revision: Annotated[
             str, Field(min_length=1, max_length=200, description="Revision, ISO time, git sha or 'head'")
         ] = "head",
+        include: Annotated[
+            str,
+            Field(
+                pattern=r"^(all|[a-z, ]+)$",
+                max_length=100,
+                description="Kinds, comma-separated: definitions, docstrings, imports, attributes, or all",
+            ),
+        ] = "definitions",
     ) -> models.Changes:
-        """The entities that changed between two revisions (or git shas), with how often."""
-        return await run(lambda: ops.changes_between(from_revision, to_revision))
+        """What changed between two revisions (or git shas), entity by entity: added, removed,
+        changed, formatting only, or moved."""
+        return await run(lambda: ops.changes_between(from_revision, to_revision, include=include))
 
     @server.tool(annotations=READ if settings.read_only else WRITE)
     async def assemble_context(

@@ -107,10 +107,12 @@ class Blame(BaseModel):
 
 class ChangedEntity(BaseModel):
     entity: str
+    change: str = Field(description="added, removed, changed, formatting (text but not tokens) or moved")
+    kind: str = Field(description="definitions, docstrings, imports or attributes")
     name: str | None
     path: str | None
-    changes: int
-    shas: list[str]
+    from_range: str | None = None
+    to_range: str | None = None
 
 
 class Changes(BaseModel):

@@ -9,9 +9,13 @@ method is synchronous and may block; the servers run them off the event loop.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from cleveragents.servers import models
+
+# The ``_cleveragents/*`` A2A extension methods implemented (the spec's catalog is larger).
+EXTENSION_PREFIX = "_cleveragents/"
+EXTENSION_METHODS = ("health/check", "registry/resource/list", "registry/project/list", "context/show")
 
 # (done, total, message): long operations report through it; the server forwards it as
 # MCP progress notifications or A2A status updates.
@@ -42,7 +46,7 @@ class Operations(Protocol):
 
     def blame(self, iri: str) -> models.Blame: ...
 
-    def changes_between(self, old: str, new: str) -> models.Changes: ...
+    def changes_between(self, old: str, new: str, *, include: str) -> models.Changes: ...
 
     def assemble_context(
         self,
@@ -67,4 +71,20 @@ class Operations(Protocol):
 
     def named_queries(self) -> dict[str, str]:
         """Query name -> its SPARQL text (with its header)."""
+        ...
+
+    # --- A2A: tasks kept in the graph, and the _cleveragents/* extension methods ------------
+
+    def save_task(self, task_id: str, context_id: str, state: str, payload: str, *, identity: str) -> None: ...
+
+    def load_task(self, task_id: str) -> str | None:
+        """The task's protocol JSON, or None for an unknown task."""
+        ...
+
+    def list_tasks(self, context_id: str | None) -> list[str]: ...
+
+    def delete_task(self, task_id: str, *, identity: str) -> None: ...
+
+    def extension(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Run a ``_cleveragents/...`` method; NotFoundError for one that does not exist."""
         ...

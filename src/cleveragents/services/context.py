@@ -91,11 +91,11 @@ def resolve_focus_item(graph: GraphBackend, item: str, resources: Sequence[str])
     they find: an IRI as it is, else the strongest kind of match among qualified name,
     path (a directory names its directory node), suffix and plain name; at most
     MAX_FOCUS_MATCHES of them."""
-    from cleveragents.strategies import _common as common
+    from cleveragents.context import toolkit
 
     key = item.strip().strip("<>").removeprefix("./")
     key = key.rstrip("/") or key
-    return sorted(common.resolve_focus(graph, frozenset(resources) or None, [key])[key])[:MAX_FOCUS_MATCHES]
+    return sorted(toolkit.resolve_focus(graph, frozenset(resources) or None, [key])[key])[:MAX_FOCUS_MATCHES]
 
 
 def close_matches(store: GraphStore, view: Any, item: str, resources: Sequence[str], n: int = 5) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -12,11 +13,13 @@ import pyoxigraph as ox
 
 from cleveragents.errors import NotFoundError, QueryTimeoutError, ValidationError
 from cleveragents.graph import audit, layout
+from cleveragents.graph import backup as backups
 from cleveragents.graph import history as hist
 from cleveragents.graph.commit import CommitRequest, CommitResult
 from cleveragents.graph.sparql_guard import refuse_services
 from cleveragents.graph.store import syntax_error
 from cleveragents.graph.workspace import Workspace, validate_current
+from cleveragents.indexing.content import content_store
 from cleveragents.iris import parse_iri
 from cleveragents.services.query_runner import QueryOutcome, run_with_timeout
 from cleveragents.services.sparql_update import parse_update
@@ -136,6 +139,25 @@ def clear(ws: Workspace, *, message: str = "", agent: str = "cleveragents") -> C
                 agent=agent,
             )
         )
+
+
+def backup(ws: Workspace, target: Path) -> backups.BackupInfo:
+    """Back the store and its stored contents up into the new directory ``target``."""
+    ws.require()
+    return backups.backup(ws.store_dir, content_store(ws).root, target)
+
+
+def inspect_backup(source: Path) -> backups.BackupInfo:
+    return backups.inspect(source)
+
+
+def restore(ws: Workspace, source: Path) -> backups.BackupInfo:
+    """Replace the store with a backup. The index cache goes too: its records describe
+    files as the replaced graph knew them, so the next index re-checks every file."""
+    ws.require()
+    info = backups.restore(source, ws.store_dir, content_store(ws).root, wait=ws.writer_wait)
+    shutil.rmtree(ws.data_dir / "index-cache", ignore_errors=True)
+    return info
 
 
 def _format_for(path: Path, fmt: str | None) -> ox.RdfFormat:

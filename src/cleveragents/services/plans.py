@@ -10,12 +10,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pyoxigraph as ox
+
 from cleveragents.errors import DependencyMissingError, ValidationError
 from cleveragents.graph.workspace import Workspace, WriteSession
-from cleveragents.plans import actions, decisions, invariants, lifecycle, records
+from cleveragents.plans import actions, corrections, decisions, invariants, lifecycle, provenance, records
 from cleveragents.plans import tools as plan_tools
 from cleveragents.plans.actions import ActionDefinition
 from cleveragents.plans.actor import Actor, AwaitingApproval
+from cleveragents.plans.corrections import CorrectionResult
 from cleveragents.plans.decisions import Decision
 from cleveragents.plans.engine import ApplyOutcome, EngineHooks, PlanEngine
 from cleveragents.plans.invariants import Invariant
@@ -145,7 +148,25 @@ def execute(ws: Workspace, ref: str | None, *, agent: str) -> PlanRecord:
 
 
 def apply(ws: Workspace, ref: str, *, agent: str) -> PlanRecord:
-    return _verb(ws, ref, "apply", agent=agent)
+    """Apply, then re-index the plan's resources in the same store and link each entity
+    revision the plan's changes produced to the decision behind it."""
+    plan = _verb(ws, ref, "apply", agent=agent)
+    if plan.state == "applied":
+        reindex_and_link(ws, plan, agent=agent)
+    return plan
+
+
+def reindex_and_link(ws: Workspace, plan: PlanRecord, *, agent: str) -> None:
+    from cleveragents.services import indexing
+
+    with ws.reader() as store:
+        infos = sandboxes.plan_resources(store, plan.node)
+    summaries = indexing.index(ws, infos, agent=agent)
+    with ws.writer() as session:
+        for summary in summaries:
+            revision = getattr(summary, "revision", None)
+            if revision:
+                provenance.link_applied_changes(session, plan, int(revision), agent=agent)
 
 
 def resume(ws: Workspace, ref: str | None, *, agent: str) -> PlanRecord:
@@ -169,6 +190,39 @@ def status(ws: Workspace, ref: str | None) -> tuple[PlanRecord, tuple[str, ...]]
 def list_plans(ws: Workspace, **filters: str | None) -> list[PlanRecord]:
     with ws.reader() as store:
         return records.list_plans(store, **filters)
+
+
+def correction_impact(ws: Workspace, decision: str) -> corrections.Impact:
+    with ws.reader() as store:
+        return corrections.impact(store, decision)
+
+
+def correct(
+    ws: Workspace, decision: str, mode: str, guidance: str, *, agent: str
+) -> tuple[CorrectionResult, PlanRecord]:
+    """Record the correction, roll the sandboxes back to the checkpoint of the earliest
+    affected Execute decision (revert), and continue the plan."""
+    with ws.reader() as store:
+        node = decisions.resolve(store, decision)
+        plan_id = records.read(store, ox.NamedNode(decisions.require_current(store, node, role="decision"))).id
+    with plan_lock(ws.data_dir, plan_id):
+        # Each writer session in its own call: the engine of one must be gone (and the
+        # store closed) before the next opens the store.
+        result = _with_engine(ws, agent, lambda engine: engine.correct(decision, mode, guidance))
+        if mode == "revert" and result.impact.checkpoint:
+            rolled = sandboxes.rollback(ws, plan_id, result.impact.checkpoint)
+            result.extra["rolled_back"] = [r.as_dict() for r in rolled]
+        return result, _with_engine(ws, agent, lambda engine: engine.continue_after_correction(result))
+
+
+def _with_engine(ws: Workspace, agent: str, work: Any) -> Any:
+    with _engine(ws, agent=agent) as engine:
+        return work(engine)
+
+
+def correction_diff(ws: Workspace, attempt: str) -> corrections.CorrectionDiff:
+    with ws.reader() as store:
+        return corrections.diff(store, attempt)
 
 
 # ── decisions ──────────────────────────────────────────────────────

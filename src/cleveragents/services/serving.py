@@ -8,10 +8,12 @@ where the two meet: it implements ``servers.operations.Operations`` over a works
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any
 
 from cleveragents.config import Config
-from cleveragents.errors import ForbiddenError, ValidationError
+from cleveragents.errors import ForbiddenError, NotFoundError, ValidationError
 from cleveragents.graph import named_queries
 from cleveragents.graph.commit import CommitRequest
 from cleveragents.graph.workspace import Workspace
@@ -20,9 +22,9 @@ from cleveragents.indexing.plugins import AnalyzerSet
 from cleveragents.iris import parse_iri
 from cleveragents.resources import data_path
 from cleveragents.servers import models
-from cleveragents.servers.operations import ProgressReport
+from cleveragents.servers.operations import EXTENSION_METHODS, EXTENSION_PREFIX, ProgressReport
 from cleveragents.servers.security import HttpGuard, ServerSettings, check_bind
-from cleveragents.services import audit, graph_service, indexing, navigation
+from cleveragents.services import audit, graph_service, indexing, navigation, task_records
 from cleveragents.services.sparql_update import parse_update
 from cleveragents.terms import compact
 
@@ -36,6 +38,7 @@ class WorkspaceOperations:
         self.project = project  # limits symbol search, context and index to its resources
         self._analyzers: AnalyzerSet | None = None
         self._resources: list[str] | None = None
+        self._write_lock = threading.Lock()
 
     def project_resources(self) -> list[str]:
         """The project's resource ULIDs (empty without a project: every resource)."""
@@ -159,22 +162,29 @@ class WorkspaceOperations:
         ]
         return models.Blame(iri=parse_iri(iri).value, lines=lines)
 
-    def changes_between(self, old: str, new: str) -> models.Changes:
+    def changes_between(self, old: str, new: str, *, include: str = "definitions") -> models.Changes:
         from cleveragents.graph.history import resolve_revision
         from cleveragents.services.query_runner import evaluate
 
         query = named_queries.get("entities-changed")
         with self.ws.reader() as store:
             a, b = resolve_revision(store, old), resolve_revision(store, new)
-            outcome = evaluate(store, query.text, None, named_queries.bind(query, {"from": str(a), "to": str(b)}))
+            bindings = named_queries.bind(query, {"from": str(a), "to": str(b), "include": include})
+            outcome = evaluate(store, query.text, None, bindings)
         commits = [c for c in graph_service.log(self.ws) if a < c.revision <= b]
+
+        def text(row: dict, key: str) -> str | None:
+            return row[key].value if row.get(key) is not None else None
+
         entities = [
             models.ChangedEntity(
                 entity=row["entity"].value,
-                name=row["name"].value if row.get("name") is not None else None,
-                path=row["path"].value if row.get("path") is not None else None,
-                changes=int(row["changes"].value),
-                shas=[s for s in (row["shas"].value if row.get("shas") is not None else "").split() if s],
+                change=str(text(row, "change")),
+                kind=str(text(row, "kind")),
+                name=text(row, "name"),
+                path=text(row, "path"),
+                from_range=text(row, "fromRange"),
+                to_range=text(row, "toRange"),
             )
             for row in outcome.rows
         ]
@@ -299,6 +309,55 @@ class WorkspaceOperations:
     def named_queries(self) -> dict[str, str]:
         return {name: q.text for name, q in named_queries.catalog().items()}
 
+    # --- A2A -----------------------------------------------------------------------------
+
+    def save_task(self, task_id: str, context_id: str, state: str, payload: str, *, identity: str) -> None:
+        with self._write_lock:  # one writer per process at a time; other processes wait in open()
+            task_records.save(self.ws, task_id, context_id, state, payload, agent=identity)
+
+    def load_task(self, task_id: str) -> str | None:
+        return task_records.load(self.ws, task_id)
+
+    def list_tasks(self, context_id: str | None) -> list[str]:
+        return task_records.list_payloads(self.ws, context_id)
+
+    def delete_task(self, task_id: str, *, identity: str) -> None:
+        with self._write_lock:
+            task_records.delete(self.ws, task_id, agent=identity)
+
+    def extension(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The ``_cleveragents/*`` methods this server implements (the spec's catalog is
+        larger; plan methods arrive with the plans package)."""
+        from cleveragents import __version__
+        from cleveragents.services import context, projects
+        from cleveragents.services import resources as resource_service
+
+        name = method.removeprefix(EXTENSION_PREFIX)
+        if name == "health/check":
+            with self.ws.reader() as store:
+                head = store.head
+            return {"status": "ok", "version": __version__, "head_revision": head}
+        if name == "registry/resource/list":
+            listed = resource_service.list_all(self.ws)
+            return {"resources": [{"name": r.name, "ulid": r.ulid, "type": r.type, "iri": r.iri} for r in listed]}
+        if name == "registry/project/list":
+            return {"projects": [{**p.as_dict()} for p in projects.list_all(self.ws)]}
+        if name == "context/show":
+            ref = str(params.get("hash") or params.get("context_hash") or "")
+            if not ref:
+                raise ValidationError("_cleveragents/context/show needs params.hash (a context hash or prefix)")
+            shown = context.show(self.ws, ref, analyzers=self.analyzers)
+            return {
+                "context_hash": shown.context.context_hash,
+                "verified": shown.verified,
+                "problems": shown.problems,
+                "markdown": context.markdown(shown.context),
+            }
+        raise NotFoundError(
+            f"no extension method '{method}'",
+            suggestions=[EXTENSION_PREFIX + m for m in EXTENSION_METHODS],
+        )
+
 
 def is_update(sparql: str) -> bool:
     """True for a SPARQL Update (including the forms the store refuses, such as LOAD),
@@ -370,3 +429,13 @@ def run_http(app: object, settings: ServerSettings) -> None:
     import uvicorn
 
     uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")  # type: ignore[arg-type]
+
+
+def serve_all(ops: WorkspaceOperations, settings: ServerSettings) -> None:
+    """``agents serve``: A2A (``/a2a``, agent card at ``/.well-known/agent-card.json``) and
+    MCP (``/mcp``) on one HTTP port until Ctrl+C."""
+    from cleveragents.servers.app import build_app
+
+    ops.ws.require()
+    check_bind(settings)
+    run_http(build_app(ops, settings), settings)

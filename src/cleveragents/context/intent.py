@@ -1,7 +1,10 @@
-"""Intent analysis of a context request (the "Analyze" of ARCE): which paths, qualified
-names, identifiers and UKO types the request names, and which actor pattern it asks for.
+"""Intent analysis of a context request (the "Analyze" of ARCE), for any strategy:
+``analyze(request)`` gives an ``Intent`` with the paths, symbols (qualified, backticked,
+called, CamelCase, snake_case), plain words and UKO types the request names, and the actor
+pattern its purpose asks for (strategy, execution, estimation); ``expand`` turns a
+``prefix:Local`` type into its IRI.
 
-Regexes find candidates; the graph confirms them (``_common.resolve_focus``), so a word
+Regexes find candidates; the graph confirms them (``toolkit.resolve_focus``), so a word
 that names nothing costs one VALUES row and no noise.
 """
 

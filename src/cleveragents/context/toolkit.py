@@ -1,8 +1,23 @@
-"""Shared helpers of the built-in strategies: named queries with batched bindings, node
-facts, per-type depth, rendering that fits a budget, and fragment construction.
+"""The toolkit for writing a context strategy: what every strategy, built-in or a user's,
+needs to find, describe, render and budget UKO nodes (see strategies/README.md).
 
-Strategies select candidates with the named queries in ``queries/context-*.rq`` and rank
-and pack in Python. Modules starting with ``_`` are not strategies (the loader skips them).
+- Scope: ``scope_of`` (the resources a request may see), ``in_scope``, ``filter_of``,
+  ``resource_of``; ``search_text`` (what to search for).
+- Named queries: ``run`` (a ``queries/*.rq`` query with rows of values bound in one
+  ``VALUES`` block), ``with_values``, ``query_text``.
+- Nodes: ``node_infos`` (path, lines, names and types of nodes, one query),
+  ``resolve_focus`` (paths, qualified or short names to nodes), ``named_nodes`` (what a
+  request names, and how surely).
+- Depth: ``base_depth`` (a request's depth for a node's type), ``deepest_level``,
+  ``fallback_depths``.
+- Rendering within a budget: ``Budget`` (a hard ceiling in the pipeline's tokens),
+  ``render_fitting``, ``pack_nodes`` (ranked nodes to fragments), ``pack_hits`` (search
+  hits to fragments), ``text_fragment`` (generated text), ``fragment``.
+- ``StrategyBase``: name, capabilities and ``explain`` from class attributes.
+
+Strategies select candidates with named queries and rank in Python; the pipeline's packer
+decides at the end how much of each node is shown (see ``context.pipeline.packing``), so a
+strategy renders what it ranks cheaply and lists more of its ranking.
 """
 
 from __future__ import annotations
@@ -16,13 +31,13 @@ from typing import Any
 import pyoxigraph as ox
 
 from cleveragents.context.depth import resolve_for_types
+from cleveragents.context.intent import Intent, expand
 from cleveragents.context.model import ContextFragment, ContextRequest, FragmentProvenance, StrategyCapabilities
 from cleveragents.context.protocols import BackendSet, GraphBackend
 from cleveragents.context.tokens import counter_for
 from cleveragents.errors import NotFoundError, UsageError, ValidationError
 from cleveragents.graph import named_queries
 from cleveragents.iris import SOURCE_BASE, resource_ulid_of
-from cleveragents.strategies._intent import Intent, expand
 from cleveragents.tbox.closure import most_specific_type
 from cleveragents.tbox.detail_levels import effective_levels
 

@@ -1,0 +1,81 @@
+"""A2A tasks as graph data (``ca:A2ATask``): saved by commits, so a restarted server
+still answers for old tasks and a task's states have history like everything else.
+
+The payload is the task as the protocol's JSON; the state and context id sit beside it
+so that SPARQL can list tasks without parsing JSON.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pyoxigraph as ox
+
+from cleveragents.errors import ValidationError
+from cleveragents.graph.commit import CommitRequest
+from cleveragents.graph.workspace import Workspace
+from cleveragents.services.entities import TYPE
+from cleveragents.terms import ID
+from cleveragents.vocabulary import ca
+
+TASK_CLASS = ox.NamedNode(ca.A2ATask)
+STATE = ox.NamedNode(ca.taskState)
+CONTEXT = ox.NamedNode(ca.a2aContextId)
+PAYLOAD = ox.NamedNode(ca.taskPayload)
+_TASK_ID = re.compile(r"^[A-Za-z0-9._~-]{1,128}$")
+
+
+def task_iri(task_id: str) -> ox.NamedNode:
+    if not _TASK_ID.match(task_id):
+        raise ValidationError(f"not a task id: '{task_id[:80]}'")
+    return ox.NamedNode(f"{ID}a2a-task/{task_id}")
+
+
+def save(ws: Workspace, task_id: str, context_id: str, state: str, payload: str, *, agent: str) -> int:
+    """Replace the task's record in one commit; returns the revision."""
+    node = task_iri(task_id)
+    triples = [
+        (node, TYPE, TASK_CLASS),
+        (node, STATE, ox.Literal(state)),
+        (node, PAYLOAD, ox.Literal(payload)),
+    ]
+    if context_id:
+        triples.append((node, CONTEXT, ox.Literal(context_id)))
+    with ws.writer() as session:
+        result = session.commit(
+            CommitRequest(
+                add=triples,
+                retract_subjects=[node],
+                message=f"a2a task {task_id}: {state}",
+                cause="a2a-task",
+                agent=agent,
+            )
+        )
+    return result.revision
+
+
+def load(ws: Workspace, task_id: str) -> str | None:
+    node = task_iri(task_id)
+    with ws.reader() as store:
+        for row in store.query(f"SELECT ?p WHERE {{ {node} {PAYLOAD} ?p }}"):
+            return row["p"].value
+    return None
+
+
+def list_payloads(ws: Workspace, context_id: str | None = None) -> list[str]:
+    """Every task's payload (of one context), oldest IRI first."""
+    where = f'?t {CONTEXT} "{_escaped(context_id)}" .' if context_id else ""
+    with ws.reader() as store:
+        rows = store.query(f"SELECT ?t ?p WHERE {{ ?t a {TASK_CLASS} ; {PAYLOAD} ?p . {where} }} ORDER BY ?t")
+        return [row["p"].value for row in rows]
+
+
+def delete(ws: Workspace, task_id: str, *, agent: str) -> None:
+    with ws.writer() as session:
+        session.commit(
+            CommitRequest(retract_subjects=[task_iri(task_id)], message=f"a2a task {task_id}: deleted", agent=agent)
+        )
+
+
+def _escaped(text: str) -> str:
+    return str(ox.Literal(text))[1:-1]
