@@ -76,7 +76,7 @@ def problems(tree: ts.Tree, definition: re.Pattern[str]) -> list[Problem]:
 
 # ── fingerprints: what a definition says, without how it is laid out ──────────────────────
 
-# A token of source text: a word, or one other non-space character.
+# A token: a word, or one other character that is not whitespace (whitespace is layout).
 _TOKEN = re.compile(rb"\w+|[^\w\s]")
 FINGERPRINT_PREFIX = "tokens:"
 
@@ -84,11 +84,12 @@ FINGERPRINT_PREFIX = "tokens:"
 class Fingerprints:
     """Normalized fingerprints of regions of one file, beside the content hash.
 
-    The file becomes one token stream: words and punctuation, with whitespace and comments
-    dropped, each string literal one token (as ``literal`` normalizes it), and the marks a
-    grammar adds (e.g. Python's block boundaries, which indentation alone encodes). Two
-    regions whose streams are equal differ only in formatting. Built once per file;
-    ``of(start, end)`` hashes the tokens inside a byte range.
+    A region's text with comments (and the grammar's other dropped regions) cut out, each
+    string literal replaced by one token (as the grammar normalizes it), the grammar's marks
+    inserted (e.g. Python's block boundaries, which indentation alone encodes), then
+    whitespace removed except between two words. Two regions that agree on that differ only
+    in formatting. The work is regular expressions over bytes; Python only walks the
+    dropped regions and literals inside each region.
     """
 
     def __init__(
@@ -98,30 +99,33 @@ class Fingerprints:
         literals: list[tuple[int, int, bytes]],
         marks: list[tuple[int, bytes]] = (),  # type: ignore[assignment]
     ) -> None:
-        # (start, end, token or None to drop): the regions not tokenized by the regex.
-        special = sorted(
-            [(s, e, None) for s, e in dropped] + [(s, e, t) for s, e, t in literals], key=lambda r: (r[0], -r[1])
-        )
-        # (position, 0 for a mark and 1 for a token, token): a mark sorts before a token at its position.
-        events: list[tuple[int, int, bytes]] = [(position, 0, token) for position, token in marks]
-        at = 0
-        for start, end, token in special:
-            if start < at:
-                continue  # inside a region already taken
-            events += [(m.start(), 1, m.group()) for m in _TOKEN.finditer(data, at, start)]
-            if token is not None:
-                events.append((start, 1, token))
-            at = max(at, end)
-        events += [(m.start(), 1, m.group()) for m in _TOKEN.finditer(data, at)]
-        events.sort(key=lambda e: (e[0], e[1]))
-        self._starts = [e[0] for e in events]
-        self._tokens = [e[2] for e in events]
+        pieces = [(s, e, b" ") for s, e in dropped]
+        pieces += [
+            (s, e, b" \x00" + hashlib.sha1(t, usedforsecurity=False).hexdigest().encode() + b" ")
+            for s, e, t in literals
+        ]
+        pieces += [(p, p, b" \x02" + t + b" ") for p, t in marks]
+        pieces.sort(key=lambda r: (r[0], -r[1]))
+        self._data = data
+        self._pieces = pieces
+        self._starts = [piece[0] for piece in pieces]
 
     def of(self, start: int, end: int) -> str:
-        low = bisect.bisect_left(self._starts, start)
-        high = bisect.bisect_left(self._starts, end, lo=low)
-        digest = hashlib.sha256(b"\x1f".join(self._tokens[low:high])).hexdigest()
-        return f"{FINGERPRINT_PREFIX}{digest[:32]}"
+        data, pieces = self._data, self._pieces
+        out: list[bytes] = []
+        at = start
+        for index in range(bisect.bisect_left(self._starts, start), len(pieces)):
+            begin, stop, replacement = pieces[index]
+            if begin >= end:
+                break
+            if begin < at:
+                continue  # inside a piece already replaced (a string in a dropped region)
+            out.append(data[at:begin])
+            out.append(replacement)
+            at = max(at, stop)
+        out.append(data[at:end] if at < end else b"")
+        text = b"\x1f".join(_TOKEN.findall(b"".join(out)))
+        return f"{FINGERPRINT_PREFIX}{hashlib.sha256(text).hexdigest()[:32]}"
 
 
 def captured_ranges(language_factory: Callable[[], object], pattern: str, root: ts.Node) -> dict[str, list[ts.Node]]:

@@ -693,7 +693,7 @@ def _parameters(parameters: ts.Node | None) -> str:
 
 class GoAnalyzer:
     name = "go"
-    version = "1"
+    version = "2"
 
     def handles(self, path: str) -> bool:
         return path.endswith(".go")
@@ -710,6 +710,9 @@ class GoAnalyzer:
             file_node = builder.entities[0] if builder.entities else Entity("", (SOURCE_FILE,), source.path, None)
             return file_failure(file_node, exc)
         problems = tsu.problems(tree, DEFINITION) + builder.problems
+        with builder.isolation.phase("fingerprints"):
+            prints = tsu.comment_fingerprints(tree_sitter_go.language, tree.root_node, source.data, ("comment",))
+            tsu.add_fingerprints(builder.entities, prints)
         return builder.isolation.finish(FileAnalysis(builder.entities, builder.references, problems))
 
     def render(self, request: RenderRequest) -> str:

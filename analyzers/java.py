@@ -24,7 +24,16 @@ import tree_sitter as ts
 import tree_sitter_java
 
 from cleveragents.analyzers._isolation import Isolation, file_failure
-from cleveragents.analyzers._treesitter import field_text, parse, problems, span, text, walk
+from cleveragents.analyzers._treesitter import (
+    add_fingerprints,
+    comment_fingerprints,
+    field_text,
+    parse,
+    problems,
+    span,
+    text,
+    walk,
+)
 from cleveragents.indexing.model import Entity, FileAnalysis, Problem, Reference, RenderRequest, SourceFile
 from cleveragents.vocabulary import detail_levels, uko, uko_code, uko_java, uko_oo
 
@@ -1281,7 +1290,7 @@ def find(root: ts.Node, start: int, end: int) -> ts.Node | None:
 
 class JavaAnalyzer:
     name = "java"
-    version = "1"
+    version = "2"
 
     def handles(self, path: str) -> bool:
         return path.endswith(".java")
@@ -1301,6 +1310,11 @@ class JavaAnalyzer:
         errors: list[Problem] = []
         with walk.isolation.phase("syntax errors"):
             errors = walk.problems(tree)
+        with walk.isolation.phase("fingerprints"):
+            comments = ("line_comment", "block_comment")
+            add_fingerprints(
+                walk.entities, comment_fingerprints(tree_sitter_java.language, tree.root_node, source.data, comments)
+            )
         return walk.isolation.finish(FileAnalysis(walk.entities, walk.references, errors))
 
     def render(self, request: RenderRequest) -> str:

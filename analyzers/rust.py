@@ -1029,7 +1029,7 @@ def _parameters(parameters: ts.Node | None) -> str:
 
 class RustAnalyzer:
     name = "rust"
-    version = "1"
+    version = "2"
 
     def handles(self, path: str) -> bool:
         return path.endswith(".rs")
@@ -1048,6 +1048,9 @@ class RustAnalyzer:
             )
             return file_failure(file_node, exc)
         problems = tsu.problems(tree, DEFINITION) + builder.problems
+        with builder.isolation.phase("fingerprints"):
+            prints = tsu.comment_fingerprints(tree_sitter_rust.language, tree.root_node, source.data, tuple(COMMENTS))
+            tsu.add_fingerprints(builder.entities, prints)
         return builder.isolation.finish(FileAnalysis(builder.entities, builder.references, problems))
 
     def render(self, request: RenderRequest) -> str:

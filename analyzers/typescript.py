@@ -359,6 +359,9 @@ class _FilePass:
         with isolation.phase("resolution"):
             self._resolve()
         problems = _treesitter.problems(tree, _HIDDEN_DEFINITION)
+        with isolation.phase("fingerprints"):
+            prints = _treesitter.comment_fingerprints(self.factory, root, self.data, ("comment",))
+            _treesitter.add_fingerprints(self.entities, prints)
         return isolation.finish(FileAnalysis(self.entities, self.references, problems))
 
     # ── entities ──
@@ -1996,7 +1999,7 @@ def _outer_of(node: ts.Node) -> ts.Node:
 
 class TypeScriptAnalyzer:
     name = "typescript"
-    version = "1"
+    version = "2"
 
     def handles(self, path: str) -> bool:
         return bool(_suffix(path))

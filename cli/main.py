@@ -35,6 +35,7 @@ from . import (
     actor_cmd,
     config_cmd,
     context_cmd,
+    diagnostics_cmd,
     graph_cmd,
     index_cmd,
     init_cmd,
@@ -50,6 +51,7 @@ from . import (
     sandbox_cmd,
     serve_cmd,
     show_cmd,
+    tool_cmd,
 )
 from .invocation import AppContext
 
@@ -203,10 +205,13 @@ def build_app() -> typer.Typer:
     app.add_typer(invariant_cmd.app, name="invariant")
     app.add_typer(providers_cmd.app, name="providers")
     app.add_typer(actor_cmd.app, name="actor")
+    app.add_typer(tool_cmd.app, name="tool")
+    app.add_typer(tool_cmd.validation_app, name="validation")
     app.add_typer(mcp_cmd.app, name="mcp")
     app.command("serve")(serve_cmd.serve_command)
     app.command("index")(index_cmd.index_command)
     app.command("show")(show_cmd.show_command)
+    app.command("diagnostics")(diagnostics_cmd.diagnostics_command)
     return app
 
 

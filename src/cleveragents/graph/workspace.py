@@ -67,6 +67,7 @@ class Workspace:
             self.data_dir.mkdir(parents=True, exist_ok=True)
             if not self.config_file.exists():
                 self.config_file.write_text(CONFIG_TEMPLATE)
+                self.config_file.chmod(0o600)  # it may come to hold provider keys
         except OSError as exc:
             raise ConfigurationError(f"cannot create the data dir {self.data_dir}: {exc.strerror}") from None
         if reset and self.store_dir.exists():

@@ -66,6 +66,10 @@ TERMINAL = {
     TaskState.TASK_STATE_CANCELED,
     TaskState.TASK_STATE_REJECTED,
 }
+# States written to the graph: where a task ends or waits for its client. A task still
+# running when the process stops cannot be resumed, so writing its working states would
+# cost a validated commit each and save nothing.
+PERSISTED = TERMINAL | {TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED}
 QUESTION_BUDGET = 4000
 
 
@@ -135,11 +139,10 @@ def agent_card(settings: ServerSettings, base_url: str) -> AgentCard:
 
 
 class GraphTaskStore(TaskStore):
-    """Tasks in the graph (``ca:A2ATask``), with the running ones cached in memory.
+    """Tasks in the graph (``ca:A2ATask``), with the running ones in memory.
 
-    A task is written when its state changes (submitted, working, completed...), not on
-    every artifact chunk: each write is a validated commit. A restarted server reads old
-    tasks back from the graph."""
+    A task is written when it ends (or waits for input): each write is a validated
+    commit. A restarted server reads old tasks back from the graph."""
 
     def __init__(self, ops: Operations, settings: ServerSettings) -> None:
         self.ops = ops
@@ -153,8 +156,8 @@ class GraphTaskStore(TaskStore):
         copy.CopyFrom(task)
         self._cache[task.id] = copy
         state = task.status.state
-        if self._written.get(task.id) == state and state not in TERMINAL:
-            return
+        if state not in PERSISTED or self._written.get(task.id) == state:
+            return  # a running task lives in memory; what outlives the process is written
         self._written[task.id] = state
         payload = MessageToJson(task, indent=None)
         await anyio.to_thread.run_sync(
