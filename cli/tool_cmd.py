@@ -12,8 +12,8 @@ from cleveragents.output import ColumnDef, OutputSession
 from cleveragents.services import tool_registry
 from cleveragents.services.tool_registry import ToolInfo
 
-from .context import AppContext, get_context
 from .graph_cmd import agent_name, workspace
+from .invocation import AppContext, get_context
 from .rendering import is_structured, record, render_commit, render_retraction, reporting_violations
 
 app = typer.Typer(help="The tool registry: YAML tools, wrapped tools and MCP servers' tools.", no_args_is_help=True)
