@@ -272,7 +272,8 @@ def run(argv: Sequence[str] | None = None, *, cli: typer.Typer | None = None) ->
         written = _format_in(args)
         if written and written != state.format_flag:  # a --format the parser never reached
             state.format, state.format_flag = None, written
-        return _fail(state, _usage_error(exc))
+        # typer vendors click in some versions: the caught class is one of two of the same shape
+        return _fail(state, _usage_error(exc))  # pyright: ignore[reportArgumentType]
     except typer.Abort:
         typer.echo("Aborted!", err=True)
         return 1
