@@ -16,3 +16,6 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
 def fresh_corpus(tmp_path: Path) -> Corpus:
     """A store of its own, for tests that write."""
     return build_corpus(tmp_path)
+
+
+from ..plans.conftest import ws  # noqa: E402,F401 - the plan tools' store: a project, no resources

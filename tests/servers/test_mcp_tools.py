@@ -28,6 +28,9 @@ def server_for(corpus: Corpus, **settings: Any):
     return build_mcp_server(ops, ServerSettings(**settings))
 
 
+PLAN_TOOLS = {"plan_status", "plan_tree", "explain_decision"}
+
+
 def examples(corpus: Corpus) -> dict[str, dict[str, Any]]:
     send = corpus.send
     return {
@@ -52,6 +55,8 @@ def call_all(corpus: Corpus) -> tuple[list[Any], dict[str, Any]]:
             tools = (await client.list_tools()).tools
             results = {}
             for tool in tools:
+                if tool.name in PLAN_TOOLS:  # this store has no plan: test_mcp_plans.py calls them
+                    continue
                 results[tool.name] = await client.call_tool(tool.name, examples(corpus)[tool.name])
             return tools, results
 
@@ -60,9 +65,12 @@ def call_all(corpus: Corpus) -> tuple[list[Any], dict[str, Any]]:
 
 def test_every_tool_has_valid_schemas_and_answers_from_the_graph(corpus: Corpus) -> None:
     tools, results = call_all(corpus)
-    assert {t.name for t in tools} == set(examples(corpus))
+    assert {t.name for t in tools} == set(examples(corpus)) | PLAN_TOOLS
     for tool in tools:
         jsonschema.Draft202012Validator.check_schema(tool.input_schema)
+        if tool.name in PLAN_TOOLS:
+            assert tool.output_schema
+            continue
         jsonschema.validate(examples(corpus)[tool.name], tool.input_schema)
         assert tool.output_schema, f"{tool.name} has no output schema"
         result = results[tool.name]

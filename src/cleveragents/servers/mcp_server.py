@@ -296,9 +296,69 @@ def build_mcp_server(ops: Operations, settings: ServerSettings) -> MCPServer:
             timeout=max(settings.request_timeout, 600.0),
         )
 
+    _register_plan_tools(server, ops, settings, run)
     _register_resources(server, ops, run)
     _register_prompts(server)
     return server
+
+
+PlanRef = Annotated[
+    str | None, Field(default=None, max_length=200, description="Plan ULID or prefix; default: the latest plan")
+]
+
+
+def _register_plan_tools(server: MCPServer, ops: Operations, settings: ServerSettings, run: Runner) -> None:
+    @server.tool(annotations=READ)
+    async def plan_status(plan: PlanRef = None) -> models.PlanResult:
+        """A plan's phase, state, attempt and action, and the verbs it allows now."""
+        return await run(lambda: ops.plan_status(plan))
+
+    @server.tool(annotations=READ)
+    async def plan_tree(plan: PlanRef = None) -> models.PlanTree:
+        """A plan's decisions (the structural tree and what influenced each) and its subplans."""
+        return await run(lambda: ops.plan_tree(plan))
+
+    @server.tool(annotations=READ)
+    async def explain_decision(
+        decision: Annotated[str, Field(min_length=1, max_length=200, description="Decision ULID or prefix")],
+    ) -> models.DecisionExplanation:
+        """A decision: question, choice, alternatives, rationale, confidence, and the code it saw."""
+        return await run(lambda: ops.explain_decision(decision))
+
+    if settings.read_only:
+        return  # plan_use / plan_execute / plan_apply change plans and resources
+
+    @server.tool(annotations=WRITE)
+    async def plan_use(
+        ctx: Context,
+        action: Annotated[str, Field(min_length=1, max_length=200, description="The action's name")],
+        projects: Annotated[list[Annotated[str, Field(max_length=200)]], Field(min_length=1, max_length=20)],
+        arguments: Annotated[dict[str, Any], Field(description="The action's arguments")] = {},  # noqa: B006
+    ) -> models.PlanResult:
+        """Create a plan from an action and run Strategize (and what its automation level allows)."""
+        who = identity_of(ctx, settings)
+        return await run(
+            lambda: ops.plan_verb(
+                "use", None, identity=who, action=action, projects=list(projects), arguments=arguments
+            ),
+            timeout=max(settings.request_timeout, 600.0),
+        )
+
+    @server.tool(annotations=WRITE)
+    async def plan_execute(ctx: Context, plan: PlanRef = None) -> models.PlanResult:
+        """Run the plan's Execute phase in its sandboxes."""
+        who = identity_of(ctx, settings)
+        return await run(
+            lambda: ops.plan_verb("execute", plan, identity=who), timeout=max(settings.request_timeout, 600.0)
+        )
+
+    @server.tool(annotations=WRITE)
+    async def plan_apply(ctx: Context, plan: Annotated[str, Field(min_length=1, max_length=200)]) -> models.PlanResult:
+        """Apply the plan's changes from its sandboxes to the real resources."""
+        who = identity_of(ctx, settings)
+        return await run(
+            lambda: ops.plan_verb("apply", plan, identity=who), timeout=max(settings.request_timeout, 600.0)
+        )
 
 
 def _register_resources(server: MCPServer, ops: Operations, run: Runner) -> None:

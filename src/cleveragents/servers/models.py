@@ -8,7 +8,7 @@ CLI's json output writes them, so a client can tell an IRI from a string.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -167,3 +167,22 @@ class IndexedResource(BaseModel):
 class IndexResult(BaseModel):
     resources: list[IndexedResource]
     audit_event: str | None = None
+
+
+class PlanResult(BaseModel):
+    """A plan as ``agents plan status --format json`` shows it, and the verbs it allows now."""
+
+    plan: dict[str, Any]
+    allowed_verbs: list[str]
+    audit_event: str | None = None
+
+
+class PlanTree(BaseModel):
+    plan: dict[str, Any]
+    decisions: list[dict[str, Any]] = Field(description="the plan's decisions and its subplans', in sequence")
+    plans: list[dict[str, Any]] = Field(description="the plan and its descendant plans")
+
+
+class DecisionExplanation(BaseModel):
+    decision: dict[str, Any]
+    context: list[dict[str, Any]] = Field(description="the UKO nodes of the decision's context snapshot")

@@ -14,7 +14,7 @@ import pyoxigraph as ox
 
 from cleveragents.errors import DependencyMissingError, ValidationError
 from cleveragents.graph.workspace import Workspace, WriteSession
-from cleveragents.plans import actions, corrections, decisions, invariants, lifecycle, records
+from cleveragents.plans import actions, corrections, decisions, invariants, lifecycle, provenance, records
 from cleveragents.plans import tools as plan_tools
 from cleveragents.plans.actions import ActionDefinition
 from cleveragents.plans.actor import Actor, AwaitingApproval
@@ -24,13 +24,13 @@ from cleveragents.plans.engine import ApplyOutcome, EngineHooks, PlanEngine
 from cleveragents.plans.invariants import Invariant
 from cleveragents.plans.lock import plan_lock
 from cleveragents.plans.records import PlanRecord
-from cleveragents.services import sandboxes
+from cleveragents.services import plan_actors, sandboxes
 from cleveragents.tools import ToolResult
 
 
 def resolve_actor(ref: str) -> Actor:
-    """An actor by reference: ``scripted:PATH`` is the built-in scripted actor; registered
-    LLM actors come with the actors package."""
+    """The scripted actor (``scripted:PATH``); registered and built-in LLM actors are
+    resolved by services/plan_actors.py, which falls back to this for scripted ones."""
     if ref.startswith("scripted:"):
         from cleveragents.actors.scripted import ScriptedActor
 
@@ -79,7 +79,12 @@ def hooks(ws: Workspace, session: WriteSession, *, agent: str) -> EngineHooks:
 def _engine(ws: Workspace, *, agent: str, level: str = "manual") -> Iterator[PlanEngine]:
     with ws.writer() as session:
         yield PlanEngine(
-            session, ws.data_dir, resolve_actor, agent=agent, hooks=hooks(ws, session, agent=agent), default_level=level
+            session,
+            ws.data_dir,
+            plan_actors.resolver(ws, session, agent=agent, fallback=resolve_actor),
+            agent=agent,
+            hooks=hooks(ws, session, agent=agent),
+            default_level=level,
         )
 
 
@@ -143,7 +148,25 @@ def execute(ws: Workspace, ref: str | None, *, agent: str) -> PlanRecord:
 
 
 def apply(ws: Workspace, ref: str, *, agent: str) -> PlanRecord:
-    return _verb(ws, ref, "apply", agent=agent)
+    """Apply, then re-index the plan's resources in the same store and link each entity
+    revision the plan's changes produced to the decision behind it."""
+    plan = _verb(ws, ref, "apply", agent=agent)
+    if plan.state == "applied":
+        reindex_and_link(ws, plan, agent=agent)
+    return plan
+
+
+def reindex_and_link(ws: Workspace, plan: PlanRecord, *, agent: str) -> None:
+    from cleveragents.services import indexing
+
+    with ws.reader() as store:
+        infos = sandboxes.plan_resources(store, plan.node)
+    summaries = indexing.index(ws, infos, agent=agent)
+    with ws.writer() as session:
+        for summary in summaries:
+            revision = getattr(summary, "revision", None)
+            if revision:
+                provenance.link_applied_changes(session, plan, int(revision), agent=agent)
 
 
 def resume(ws: Workspace, ref: str | None, *, agent: str) -> PlanRecord:

@@ -309,6 +309,52 @@ class WorkspaceOperations:
     def named_queries(self) -> dict[str, str]:
         return {name: q.text for name, q in named_queries.catalog().items()}
 
+    # --- plans -------------------------------------------------------------------------
+
+    def plan_status(self, ref: str | None) -> models.PlanResult:
+        from cleveragents.services import plans
+
+        plan, verbs = plans.status(self.ws, ref)
+        return models.PlanResult(plan=plan.as_dict(), allowed_verbs=list(verbs))
+
+    def plan_tree(self, ref: str | None) -> models.PlanTree:
+        from cleveragents.services import plans
+
+        plan, decisions, subplans = plans.tree(self.ws, ref)
+        ordered = sorted(decisions.values(), key=lambda d: (d.plan, d.sequence))
+        return models.PlanTree(
+            plan=plan.as_dict(),
+            decisions=[d.as_dict() for d in ordered],
+            plans=[p.as_dict() for p in subplans.values()],
+        )
+
+    def explain_decision(self, ref: str) -> models.DecisionExplanation:
+        from cleveragents.services import plans
+
+        decision, context = plans.explain(self.ws, ref)
+        return models.DecisionExplanation(decision=decision.as_dict(), context=context)
+
+    def plan_verb(self, verb: str, ref: str | None, *, identity: str, **kwargs: Any) -> models.PlanResult:
+        """Run a plan verb as the CLI does, then record it as an audit event."""
+        from cleveragents.plans import lifecycle
+        from cleveragents.services import plans
+
+        with self._write_lock:
+            if verb == "use":
+                plan = plans.use(self.ws, kwargs["action"], kwargs["projects"], kwargs["arguments"], agent=identity)
+            elif verb in ("execute", "apply"):
+                plan = getattr(plans, verb)(self.ws, ref, agent=identity)
+            else:
+                raise ValidationError(f"unknown plan verb '{verb}'")
+            event, triples = audit.event(f"plan_{verb}", identity, {"plan": plan.id, **kwargs})
+            with self.ws.writer() as session:
+                session.commit(
+                    CommitRequest(add=triples, message=f"audit: plan {verb} (server)", cause="audit", agent=identity)
+                )
+        return models.PlanResult(
+            plan=plan.as_dict(), allowed_verbs=list(lifecycle.allowed_verbs(plan)), audit_event=event.value
+        )
+
     # --- A2A -----------------------------------------------------------------------------
 
     def save_task(self, task_id: str, context_id: str, state: str, payload: str, *, identity: str) -> None:

@@ -216,6 +216,7 @@ processing: Final = "https://cleveragents.ai/ontology/ca#processing"  # individu
 producedByStrategy: Final = "https://cleveragents.ai/ontology/ca#producedByStrategy"  # datatype property
 producedChange: Final = "https://cleveragents.ai/ontology/ca#producedChange"  # object property
 producedDecision: Final = "https://cleveragents.ai/ontology/ca#producedDecision"  # object property
+producedRevision: Final = "https://cleveragents.ai/ontology/ca#producedRevision"  # object property
 prompt_definition: Final = "https://cleveragents.ai/ontology/ca#prompt_definition"  # individual
 publishingRevision: Final = "https://cleveragents.ai/ontology/ca#publishingRevision"  # datatype property
 question: Final = "https://cleveragents.ai/ontology/ca#question"  # datatype property
