@@ -18,8 +18,15 @@ def show_command(
     ctx: typer.Context,
     iri: Annotated[str, typer.Argument(help="IRI of an indexed file or entity.")],
     depth: Annotated[
-        str, typer.Option("--depth", "-d", help="A level name of the node's DetailLevelMap, or an integer.")
-    ] = "FULL_SOURCE",
+        str | None,
+        typer.Option(
+            "--depth",
+            "-d",
+            help="A level name of the node's DetailLevelMap, or an integer. Default: the type's deepest "
+            "level (FULL_SOURCE for code, FULL_CONFIG for configuration, ...).",
+            show_default=False,
+        ),
+    ] = None,
     as_of: Annotated[
         str | None, typer.Option("--as-of", help="Revision number, ISO time or external id (git sha).")
     ] = None,

@@ -168,7 +168,7 @@ Sandbox.open(Path(data), plan, SandboxResource("local/repo", kind, location, iri
 """
 
 
-@pytest.mark.parametrize("point", ["rollback:intent-written", "rollback:after-reset"])
+@pytest.mark.parametrize("point", ["rollback:intent-written", "rollback:half-way"])
 def test_a_killed_rollback_completes_on_next_use(tmp_path: Path, point: str):
     real, data = prepare(tmp_path, "git-checkout")
     resource = SandboxResource("local/repo", "git-checkout", str(real), IRI)

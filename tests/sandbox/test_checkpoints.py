@@ -103,3 +103,20 @@ def test_the_real_resource_is_never_touched_by_sandbox_work(sandbox: Sandbox):
     if sandbox.resource.type == "git-checkout":
         assert git(real, "status", "--porcelain") == ""
         assert git(real, "rev-parse", "--abbrev-ref", "HEAD") == "main"
+
+
+def test_rollback_handles_odd_names_and_a_file_that_became_a_directory(sandbox: Sandbox):
+    root = sandbox.root
+    (root / "glob[1]*.txt").write_text("literal name\n")
+    (root / "AUTHORS.rst").unlink(missing_ok=True)
+    (root / "docs").mkdir(exist_ok=True)
+    (root / "docs" / "page").write_text("a file\n")
+    target = sandbox.checkpoint("odd")
+    expected = tree_bytes(root)
+    (root / "glob[1]*.txt").write_text("changed\n")
+    (root / "glob[1]-other.txt").write_text("must survive? no: untracked, goes\n")
+    (root / "docs" / "page").unlink()
+    (root / "docs" / "page").mkdir()
+    (root / "docs" / "page" / "inner.txt").write_text("a directory now\n")
+    sandbox.rollback(target.id)
+    assert tree_bytes(root) == expected

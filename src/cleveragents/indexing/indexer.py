@@ -677,7 +677,7 @@ class Indexer:
         node = ox.NamedNode(target.iri)
         for predicate, value in info.resource_state:
             current = [q.object for q in self.store.live_quads(node, ox.NamedNode(predicate))]
-            if [o.value for o in current] != [value]:
+            if [iris.term_text(o) for o in current] != [value]:
                 add.append((node, ox.NamedNode(predicate), ox.Literal(value)))
                 remove += [(node, ox.NamedNode(predicate), o) for o in current]
         return add, remove
@@ -859,8 +859,8 @@ def _iris(line: str) -> tuple[str, str, str]:
 def _count_entity_changes(add: set[str], remove: list[ox.Triple], summary: IndexSummary) -> None:
     type_marker = f" <{RDF_TYPE}> "
     typed_added = {line.split(" ", 1)[0][1:-1] for line in add if type_marker in line}
-    typed_removed = {t.subject.value for t in remove if t.predicate.value == RDF_TYPE}
-    touched = {line.split(" ", 1)[0][1:-1] for line in add} | {t.subject.value for t in remove}
+    typed_removed = {iris.term_text(t.subject) for t in remove if t.predicate.value == RDF_TYPE}
+    touched = {line.split(" ", 1)[0][1:-1] for line in add} | {iris.term_text(t.subject) for t in remove}
     summary.entities_added = len(typed_added - typed_removed)
     summary.entities_removed = len(typed_removed - typed_added)
     summary.entities_changed = len(

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import pyoxigraph as ox
 
@@ -39,7 +40,20 @@ class Rendering:
         return dict(self.__dict__)
 
 
-def render(ws: Workspace, iri: str, depth: str, analyzers: AnalyzerSet, *, as_of: str | None = None) -> Rendering:
+def default_depth(levels: list[Any]) -> int:
+    """The level that shows a node's whole content, whatever its type: FULL_SOURCE where
+    the map has it (code), else its deepest FULL_* level (FULL_CONFIG, FULL_CONTENT,
+    FULL_CATALOG...), else its deepest level."""
+    names = [level.name for level in levels]
+    if "FULL_SOURCE" in names:
+        return names.index("FULL_SOURCE")
+    full = [i for i, name in enumerate(names) if name.startswith("FULL_")]
+    return full[-1] if full else len(levels) - 1
+
+
+def render(
+    ws: Workspace, iri: str, depth: str | None, analyzers: AnalyzerSet, *, as_of: str | None = None
+) -> Rendering:
     _parts(iri)  # a malformed IRI is reported before the store is opened
     with rendering_session(ws, analyzers, as_of=as_of) as session:
         return session.render(iri, depth)
@@ -69,7 +83,8 @@ class RenderSession:
         self._contents: dict[str, bytes] = {}  # by content hash: a file is read once, not per node
         self._file_facts: dict[str, dict[str, list[str]]] = {}
 
-    def render(self, iri: str, depth: str) -> Rendering:
+    def render(self, iri: str, depth: str | None) -> Rendering:
+        """``depth``: a level name or integer; None is the type's default (default_depth)."""
         parts = _parts(iri)
         key = parts[2]
         revision = self.revision
@@ -97,12 +112,15 @@ class RenderSession:
             content = self._contents[digest] = content_store(self.ws).get(digest)
         node_type = most_specific_type(facts[RDF_TYPE])
         assert node_type is not None  # the node has types: checked above
-        if (node_type, depth) not in self._depths:
-            self._depths[node_type, depth] = resolve_depth(node_type, depth, self.ontology)
-        number = self._depths[node_type, depth]
         if node_type not in self._levels:
             self._levels[node_type] = effective_levels(node_type, self.ontology)
         levels = self._levels[node_type]
+        if depth is None:
+            number = default_depth(levels)
+        else:
+            if (node_type, depth) not in self._depths:
+                self._depths[node_type, depth] = resolve_depth(node_type, depth, self.ontology)
+            number = self._depths[node_type, depth]
         if number >= len(levels):
             raise ValidationError(f"depth {number} is beyond {node_type}'s deepest level {len(levels) - 1}")
         source_range = (facts.get(uko.sourceRange) or [None])[0]

@@ -40,6 +40,9 @@ from .paths import confine
 GIT_CHECKOUT: Final = "git-checkout"
 FS_DIRECTORY: Final = "fs-directory"
 SUPPORTED: Final = (GIT_CHECKOUT, FS_DIRECTORY)
+# Only in sandbox trees: directories unchanged since the last scan are not read again
+# when `add -A` and `clean` look for untracked files.
+SANDBOX_CONFIG: Final = ("core.untrackedCache=true",)
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -207,8 +210,8 @@ class Sandbox:
     def git(self) -> Git:
         """git bound to the sandbox tree (the private repository for a directory copy)."""
         if self.resource.type == GIT_CHECKOUT:
-            return Git(self.tree)
-        return Git(self.tree, git_dir=self.dir / "snap.git")
+            return Git(self.tree, config=SANDBOX_CONFIG)
+        return Git(self.tree, git_dir=self.dir / "snap.git", config=SANDBOX_CONFIG)
 
     def _real(self) -> Path:
         location = Path(self.resource.location)
@@ -293,19 +296,23 @@ class Sandbox:
             sequence = len(self._checkpoint_refs()) + 1
             git.run("add", "-A")
             message = f"checkpoint {sequence}: {label or kind}\n\nkind: {kind}\nlabel: {label}\nplan: {self.plan_id}\n"
-            git.run("commit", "--quiet", "--allow-empty", "--no-verify", "-m", message)
-            sha = git.rev("HEAD")
-            git.run("update-ref", f"{self.namespace}/checkpoints/{sha}", sha)
-            files = tuple(z_split(git.run("diff", "--name-only", "--no-renames", "-z", parent, sha).stdout))
-            created = git.out("show", "-s", "--format=%cI", sha)
+            # Plumbing rather than `git commit`: the index was refreshed by `add` already.
+            tree = git.out("write-tree")
+            created = datetime.now(UTC).replace(microsecond=0).isoformat()
+            dates = {"GIT_AUTHOR_DATE": created, "GIT_COMMITTER_DATE": created}
+            sha = git.out("commit-tree", tree, "-p", parent, "-m", message, env=dates)
+            refs = f"update HEAD {sha} {parent}\nupdate {self.namespace}/checkpoints/{sha} {sha}\n"
+            git.run("update-ref", "--stdin", "-m", f"checkpoint {sequence}", input=refs.encode())
+            files = _paths_between(git, parent, sha)
             return Checkpoint(id=sha, label=label, kind=kind, sequence=sequence, created=created, files=files)
 
     def _checkpoint_refs(self) -> list[str]:
         listing = self.git().out("for-each-ref", "--format=%(objectname)", f"{self.namespace}/checkpoints/")
         return listing.splitlines()
 
-    def checkpoints(self) -> list[Checkpoint]:
-        """Every checkpoint of the sandbox, in the order they were taken."""
+    def checkpoints(self, *, with_files: bool = True) -> list[Checkpoint]:
+        """Every checkpoint of the sandbox, in the order they were taken (``with_files``:
+        with the paths each changed, one tree diff per checkpoint)."""
         if not self.materialized:
             return []
         git = self.git()
@@ -322,7 +329,9 @@ class Sandbox:
             sha, created, body = entry.split("\0", 2)
             fields = dict(line.split(": ", 1) for line in body.splitlines()[1:] if ": " in line)
             sequence = int(body.split(":", 1)[0].removeprefix("checkpoint ").strip() or 0)
-            files = tuple(z_split(git.run("diff", "--name-only", "--no-renames", "-z", f"{sha}^", sha).stdout))
+            files = tuple(
+                z_split(git.run("diff-tree", "-r", "--name-only", "--no-renames", "-z", f"{sha}^", sha).stdout)
+            )
             found.append(
                 Checkpoint(
                     id=sha,
@@ -337,7 +346,7 @@ class Sandbox:
 
     def find_checkpoint(self, ref: str) -> Checkpoint:
         """A checkpoint by id (or a unique prefix of at least 4 characters), label or sequence number."""
-        known = self.checkpoints()
+        known = self.checkpoints(with_files=False)
         matches = [c for c in known if len(ref) >= 4 and c.id.startswith(ref.lower())]
         matches = matches or [c for c in known if c.label and c.label == ref]
         matches = matches or [c for c in known if ref.isdigit() and c.sequence == int(ref)]
@@ -376,10 +385,34 @@ class Sandbox:
                     intent.unlink()
 
     def _reset_to(self, sha: str) -> None:
+        """Make the tree, the index and HEAD exactly ``sha`` (git-ignored files stay).
+
+        One scan of the tree (``status``) finds what differs from HEAD; only those paths and
+        the ones that differ between HEAD and ``sha`` are rewritten, so the cost follows the
+        size of the change, not of the tree (``reset --hard`` + ``clean`` scan it twice and
+        rewrite the index). HEAD moves last: a rollback killed half way is redone whole."""
         git = self.git()
-        git.run("reset", "--quiet", "--hard", sha)
-        crash_point("rollback:after-reset")
-        git.run("clean", "--quiet", "-f", "-d")
+        raw = git.run("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames").stdout
+        untracked, tracked = [], set()
+        for entry in z_split(raw):
+            (untracked.append if entry[:2] == "??" else tracked.add)(entry[3:])
+        tracked.update(_paths_between(git, "HEAD", sha))
+        for rel in untracked:
+            path = self.tree / rel
+            if path.is_symlink() or path.is_file():
+                path.unlink()
+            parent = path.parent
+            while parent != self.tree and parent.is_dir() and not any(parent.iterdir()):
+                parent.rmdir()
+                parent = parent.parent
+        crash_point("rollback:half-way")
+        if tracked:
+            spec = b"\0".join(p.encode(errors="surrogateescape") for p in sorted(tracked))
+            git.run(
+                "--literal-pathspecs", "checkout", "--quiet", "--no-overlay", sha,
+                "--pathspec-from-file=-", "--pathspec-file-nul", input=spec,
+            )  # fmt: skip
+        git.run("update-ref", "-m", f"rollback to {sha}", "HEAD", sha)
 
     # -- what changed ------------------------------------------------------------------------
 
@@ -548,6 +581,10 @@ class Sandbox:
         for path, status, _ in ops:
             if status == "D":
                 journal.delete(path)
+
+
+def _paths_between(git: Git, old: str, new: str) -> tuple[str, ...]:
+    return tuple(z_split(git.run("diff-tree", "-r", "--name-only", "--no-renames", "-z", old, new).stdout))
 
 
 def _merge_tree(git: Git, ours: str, theirs: str) -> str | list[str]:

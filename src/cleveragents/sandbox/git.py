@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -21,6 +22,8 @@ IDENTITY: Final = {
     "GIT_COMMITTER_NAME": "CleverAgents",
     "GIT_COMMITTER_EMAIL": "sandbox@cleveragents.invalid",
 }
+# How long a command waits for another git's lock file (index.lock, a ref's .lock) to go.
+LOCK_WAIT: Final = 10.0
 SETTINGS: Final = (
     "-c", "core.hooksPath=/dev/null",
     "-c", "commit.gpgsign=false",
@@ -43,6 +46,7 @@ class Git:
 
     work_tree: Path
     git_dir: Path | None = None
+    config: tuple[str, ...] = ()  # extra `-c key=value` settings
 
     def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         env = {**os.environ, **IDENTITY}
@@ -61,17 +65,24 @@ class Git:
         env: dict[str, str] | None = None,
         ok_codes: tuple[int, ...] = (0,),
     ) -> subprocess.CompletedProcess[bytes]:
-        try:
-            done = subprocess.run(
-                ["git", *SETTINGS, *args],
-                cwd=self.work_tree,
-                input=input,
-                capture_output=True,
-                env=self.env(env),
-                check=False,
-            )
-        except FileNotFoundError:
-            raise DependencyMissingError("git is not installed; sandboxes need it") from None
+        deadline = time.monotonic() + LOCK_WAIT
+        while True:
+            try:
+                done = subprocess.run(
+                    ["git", *SETTINGS, *(item for key in self.config for item in ("-c", key)), *args],
+                    cwd=self.work_tree,
+                    input=input,
+                    capture_output=True,
+                    env=self.env(env),
+                    check=False,
+                )
+            except FileNotFoundError:
+                raise DependencyMissingError("git is not installed; sandboxes need it") from None
+            # Another git holds the index (one left running by a killed parent finishes on
+            # its own): a command refused for that did nothing, so it is run again.
+            if done.returncode == 0 or b".lock': File exists" not in done.stderr or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
         if check and done.returncode not in ok_codes:
             message = done.stderr.decode(errors="replace").strip() or f"exit code {done.returncode}"
             raise GitError(f"git {args[0]} failed in {self.work_tree}: {message}")
