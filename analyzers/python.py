@@ -60,6 +60,7 @@ CONSTRUCTOR = uko_oo.Constructor
 ATTRIBUTE = uko_oo.Attribute
 VARIABLE = uko_code.Variable
 IMPORT = uko_code.Import
+EXTERNAL_SYMBOL = uko_code.ExternalSymbol
 DOCSTRING = uko_code.Docstring
 
 QUALIFIED_NAME = uko_code.qualifiedName
@@ -717,15 +718,38 @@ class _FileAnalyzer:
                 scope.bases.append(qualified)
             if qualified is None or qualified.split(".", 1)[0] != package:
                 scope.foreign_base = True
+            outside = None  # the base's qualified name when it is from outside this package
             if qualified is None and dotted in _BUILTINS:
-                continue
+                outside = f"builtins.{dotted}"
+            elif qualified is not None and qualified.split(".", 1)[0] != package:
+                outside = qualified
             targets = ((qualified, SCOPE_CONFIDENCE),) if qualified else self.star_targets(dotted)
+            if outside is not None:
+                # Defined inside after all (another top-level package indexed with this one)
+                # wins; else the edge goes to an external symbol, which a language server upgrades.
+                shadowed = qualified is None and bool(self.star_modules)
+                external = self.external_symbol(outside)
+                targets = (*targets, (external, INHERITED_CONFIDENCE if shadowed else SCOPE_CONFIDENCE))
             local = self.top.get(dotted)
             # Python has no `implements`: subclassing a Protocol of this file is the nearest thing.
             implements = local is not None and local.is_protocol and not scope.is_protocol
             predicate = IMPLEMENTS if implements else INHERITS_FROM
             simple = (qualified or dotted).rsplit(".", 1)[-1]
             self.references.append(Reference(entity.key, predicate, NAMESPACE, targets, simple, line, at))
+
+    def external_symbol(self, qualified: str) -> str:
+        """An ``uko-code:ExternalSymbol`` node of this file for a name from outside the package
+        (keyed as the language server's are, so its answer lands on the same node), and the
+        symbol only this file's references resolve to."""
+        symbol = f"~external:{self.path}:{qualified}"
+        key = f"~external/python/{qualified}"
+        if key not in self.keys:
+            self.keys[key] = 1
+            node = Entity(key, (EXTERNAL_SYMBOL,), qualified.rsplit(".", 1)[-1], None)
+            node.values = {QUALIFIED_NAME: [qualified], LANGUAGE: ["python"]}
+            node.symbols = ((NAMESPACE, symbol),)
+            self.entities.append(node)
+        return symbol
 
     def star_targets(self, name: str) -> tuple[tuple[str, float], ...]:
         return tuple((_join(module, name), INHERITED_CONFIDENCE) for module in self.star_modules)
@@ -1275,7 +1299,7 @@ def render(request: RenderRequest) -> str:
 
 class PythonAnalyzer:
     name = "python"
-    version = "3"
+    version = "4"
 
     def handles(self, path: str) -> bool:
         return path.endswith((".py", ".pyi"))

@@ -135,7 +135,7 @@ def script(turns: int) -> dict:
     return {"turns": out}
 
 
-def run_session(ws: Workspace, server: FakeModelServer, turns: int, files: list[Path], *,
+def run_session(ws: Workspace, session: object, server: FakeModelServer, turns: int, files: list[Path], *,
                 with_context: bool, thread: str) -> dict[str, object]:
     """One thread of ``turns`` model turns; per-turn timings from LangGraph's update stream."""
     server.set_script(script(turns))
@@ -152,7 +152,7 @@ def run_session(ws: Workspace, server: FakeModelServer, turns: int, files: list[
         context_seconds.append(time.perf_counter() - started)
         return TurnContext(context_service.markdown(assembled), assembled.context_hash, assembled.total_tokens)
 
-    with ws.writer() as session:
+    if True:  # one writer session for the whole benchmark (the store has one writer)
         saver = StoreCheckpointSaver(session, ws.data_dir / "checkpoints")
         runtime = AgentRuntime(model, system_prompt="You work on the codebase.", tools=tools.belt(),
                                checkpointer=saver, context_provider=context if with_context else None,
@@ -190,8 +190,6 @@ def run_session(ws: Workspace, server: FakeModelServer, turns: int, files: list[
             "langgraph_and_rest_ms": _dist([overhead[i] - ctx_s[i] - tools_s[i] - per_turn_checkpoint[i]
                                             for i in range(n)]),
         }
-    del saver, runtime, session
-    gc.collect()
     return result
 
 
@@ -221,15 +219,18 @@ def main() -> int:
         shutil.copytree(source, data)
         ws = Workspace(data)
         store_before = disk_bytes(data / "store")
+        writer = ws.writer()
+        session_handle = writer.__enter__()
         progress(f"overhead: {args.overhead_turns} turns with context assembly")
-        results["overhead"] = run_session(ws, server, args.overhead_turns, files, with_context=True, thread="overhead")
+        results["overhead"] = run_session(ws, session_handle, server, args.overhead_turns, files,
+                                          with_context=True, thread="overhead")
         progress(f"session: {args.turns} turns")
         gc.collect()
         rss_before = rss_mb()
         store_mid = disk_bytes(data / "store")
         files_mid = disk_bytes(data / "checkpoints")
         started = time.perf_counter()
-        session = run_session(ws, server, args.turns, files, with_context=False, thread="long-session")
+        session = run_session(ws, session_handle, server, args.turns, files, with_context=False, thread="long-session")
         gc.collect()
         session["wall_s"] = round(time.perf_counter() - started, 1)
         session["rss_before_mb"] = round(rss_before, 1)
@@ -240,6 +241,7 @@ def main() -> int:
         session["store_growth_bytes_per_turn"] = round(
             (disk_bytes(data / "store") - store_mid) / max(1, session["turns"]))
         results["session"] = session
+        writer.__exit__(None, None, None)
         results["store_bytes_before"] = store_before
     print(json.dumps(results, indent=2))
     if args.json:

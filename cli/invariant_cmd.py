@@ -23,7 +23,8 @@ PlanOpt = Annotated[str | None, typer.Option("--plan", help="Plan scope (its chi
 
 
 def _scope(is_global: bool, project: str | None, action: str | None, plan: str | None, *, required: bool) -> tuple:
-    given = [(s, r) for s, r in (("project", project), ("action", action), ("plan", plan)) if r]
+    scopes = (("project", project), ("action", action), ("plan", plan))
+    given: list[tuple[str, str | None]] = [(s, r) for s, r in scopes if r]
     if is_global:
         given.append(("global", None))
     if len(given) > 1 or (required and not given):

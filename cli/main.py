@@ -51,6 +51,7 @@ from . import (
     sandbox_cmd,
     serve_cmd,
     show_cmd,
+    tool_cmd,
 )
 from .invocation import AppContext
 
@@ -204,6 +205,8 @@ def build_app() -> typer.Typer:
     app.add_typer(invariant_cmd.app, name="invariant")
     app.add_typer(providers_cmd.app, name="providers")
     app.add_typer(actor_cmd.app, name="actor")
+    app.add_typer(tool_cmd.app, name="tool")
+    app.add_typer(tool_cmd.validation_app, name="validation")
     app.add_typer(mcp_cmd.app, name="mcp")
     app.command("serve")(serve_cmd.serve_command)
     app.command("index")(index_cmd.index_command)
@@ -269,7 +272,8 @@ def run(argv: Sequence[str] | None = None, *, cli: typer.Typer | None = None) ->
         written = _format_in(args)
         if written and written != state.format_flag:  # a --format the parser never reached
             state.format, state.format_flag = None, written
-        return _fail(state, _usage_error(exc))
+        # typer vendors click in some versions: the caught class is one of two of the same shape
+        return _fail(state, _usage_error(exc))  # pyright: ignore[reportArgumentType]
     except typer.Abort:
         typer.echo("Aborted!", err=True)
         return 1

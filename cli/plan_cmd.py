@@ -62,7 +62,7 @@ def show_plan(out: OutputSession, app_ctx: AppContext, plan: PlanRecord, allowed
 def _after(out: OutputSession, app_ctx: AppContext, plan: PlanRecord, what: str) -> None:
     level = "ok" if plan.state not in {"errored", "constrained"} else "error"
     if plan.awaiting:
-        out.status(f"{what}; waiting for approval of decision {plan.as_dict()['awaiting_decision']}", "warning")
+        out.status(f"{what}; waiting for approval of decision {plan.as_dict()['awaiting_decision']}", "warn")
     else:
         out.status(f"{what}: plan {plan.id} is in {plan.phase}, {plan.state}", level)
     _, allowed = plans.status(workspace(app_ctx), plan.id)

@@ -104,3 +104,11 @@ def parse_iri(text: str) -> ox.NamedNode:
         return ox.NamedNode(value)
     except ValueError as exc:
         raise ValidationError(f"not an IRI: '{text}' ({exc})") from None
+
+
+def term_text(term: ox.NamedNode | ox.BlankNode | ox.Literal | ox.DefaultGraph | ox.Triple) -> str:
+    """The text of an RDF term: an IRI, a blank node's id, a literal's lexical form; the
+    N-Triples form of an RDF 1.2 triple term (the one kind of term without a ``value``)."""
+    if isinstance(term, ox.Triple | ox.DefaultGraph):
+        return str(term)
+    return term.value

@@ -51,6 +51,7 @@ from cleveragents.analyzers.python import (
 from cleveragents.indexing.model import Analyzer, FileAnalysis, Reference, RenderRequest
 from cleveragents.tbox.detail_levels import effective_levels
 from cleveragents.tbox.lookup import expand_term, show_term
+from cleveragents.vocabulary import uko_code
 from tests.analyzers.support import analyze, entity, graph, iri, select
 
 PY = PythonAnalyzer()
@@ -313,9 +314,18 @@ def test_protocols_and_inheritance() -> None:
     assert found == [
         (IMPLEMENTS, (("pkg.mod.Readable", 0.9),), "Readable"),
         (INHERITS_FROM, (("pkg.base.Base", 0.9),), "Base"),
-        (INHERITS_FROM, (("typing.Generic", 0.9),), "Generic"),
-        (INHERITS_FROM, (("lib.Unknown", 0.7),), "Unknown"),  # through the star import; Exception is a builtin
+        # From outside the package: the qualified name, else this file's external symbol.
+        (INHERITS_FROM, (("typing.Generic", 0.9), ("~external:pkg/mod.py:typing.Generic", 0.9)), "Generic"),
+        # A builtin the star import might shadow: lower confidence.
+        (
+            INHERITS_FROM,
+            (("lib.Exception", 0.7), ("~external:pkg/mod.py:builtins.Exception", 0.7)),
+            "Exception",
+        ),
+        (INHERITS_FROM, (("lib.Unknown", 0.7),), "Unknown"),  # through the star import
     ]
+    external = entity(analysis, "~external/python/builtins.Exception")
+    assert external.types == (uko_code.ExternalSymbol,) and external.values[QUALIFIED_NAME] == ["builtins.Exception"]
     assert [r.targets for r in refs(analysis, INHERITS_FROM, "Local")] == [(("pkg.mod.File", 0.9),)]
 
 

@@ -47,13 +47,24 @@ class McpToolSource:
         return StdioServerParameters(command=parts[0], args=parts[1:], env=dict(self.env) if self.env else None)
 
     async def _with_client(self, work: Any) -> Any:
-        from mcp import Client
+        import tempfile
 
-        try:
-            async with Client(self._target(), read_timeout_seconds=self.timeout) as client:
-                return await work(client)
-        except (OSError, FileNotFoundError) as exc:
-            raise DependencyMissingError(f"MCP server '{self.server}' cannot be started: {exc}") from None
+        from mcp import Client, StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        # A stdio server's stderr (its logging) goes to a file, not over the command's output.
+        with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
+            target = self._target()
+            if isinstance(target, StdioServerParameters):
+                target = stdio_client(target, errlog=errlog)
+            try:
+                async with Client(target, read_timeout_seconds=self.timeout) as client:
+                    return await work(client)
+            except OSError as exc:
+                errlog.seek(0)
+                tail = errlog.read()[-500:].strip()
+                raise DependencyMissingError(f"MCP server '{self.server}' cannot be started: {exc}",
+                                             detail=tail or None) from None
 
     def list_tools(self) -> list[ToolSpec]:
         async def fetch(client: Any) -> list[Any]:

@@ -20,10 +20,11 @@ from cleveragents.graph import layout
 from cleveragents.graph.revisions import REVISION_SUFFIX, TEMPORAL_PREDICATES
 from cleveragents.graph.store import GraphStore
 from cleveragents.iris import AGENT_BASE, COMMIT_BASE
-from cleveragents.terms import CA, RDF_TYPE
+from cleveragents.terms import RDF_TYPE
+from cleveragents.vocabulary import ca
 
-COMMIT_CLASS = CA + "Commit"
-_REVISION = CA + "revision"
+COMMIT_CLASS = ca.Commit
+_REVISION = ca.revision
 _PROTECTED_PREDICATES = TEMPORAL_PREDICATES | {_REVISION}
 
 

@@ -42,6 +42,7 @@ from cleveragents.graph.ntriples import ntriples
 from cleveragents.graph.revisions import TEMPORAL_PREDICATES
 from cleveragents.graph.store import GraphStore
 from cleveragents.graph.workspace import WriteSession
+from cleveragents.processes import die_with_parent
 from cleveragents.terms import CA, RDF_TYPE, UKO, UKO_CODE, UKO_PY
 from cleveragents.vocabulary import ca, uko_code
 
@@ -318,8 +319,11 @@ def _file_node_only(analyzer: Analyzer, source: SourceFile) -> FileAnalysis:
 
 
 def _init_worker(directories: tuple[Path, ...], builtins: bool, target: Target, max_bytes: int) -> None:
-    """A worker loads the analyzers the way the parent did (they are not all picklable)."""
+    """A worker loads the analyzers the way the parent did (they are not all picklable),
+    and dies with its parent (the forkserver, which exits with the command), so a killed
+    ``agents index`` leaves no worker behind."""
     global _worker_analyzers, _worker_target, _worker_max_bytes
+    die_with_parent()
     _worker_analyzers, _worker_target, _worker_max_bytes = (
         load_analyzers(directories, builtins=builtins),
         target,
@@ -344,6 +348,7 @@ def analyze_files(
     # Oxigraph (RocksDB) open copies its locks and thread pools without their threads, and
     # a child that touches them (its GC running a destructor) aborts.
     context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["cleveragents.die_with_parent"])  # the forkserver dies with us
     init = (analyzers.directories, analyzers.builtins, target, max_bytes)
     with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=init) as pool:
         for result in pool.map(_analyze, jobs, chunksize=16):
@@ -677,7 +682,7 @@ class Indexer:
         node = ox.NamedNode(target.iri)
         for predicate, value in info.resource_state:
             current = [q.object for q in self.store.live_quads(node, ox.NamedNode(predicate))]
-            if [o.value for o in current] != [value]:
+            if [iris.term_text(o) for o in current] != [value]:
                 add.append((node, ox.NamedNode(predicate), ox.Literal(value)))
                 remove += [(node, ox.NamedNode(predicate), o) for o in current]
         return add, remove
@@ -859,8 +864,8 @@ def _iris(line: str) -> tuple[str, str, str]:
 def _count_entity_changes(add: set[str], remove: list[ox.Triple], summary: IndexSummary) -> None:
     type_marker = f" <{RDF_TYPE}> "
     typed_added = {line.split(" ", 1)[0][1:-1] for line in add if type_marker in line}
-    typed_removed = {t.subject.value for t in remove if t.predicate.value == RDF_TYPE}
-    touched = {line.split(" ", 1)[0][1:-1] for line in add} | {t.subject.value for t in remove}
+    typed_removed = {iris.term_text(t.subject) for t in remove if t.predicate.value == RDF_TYPE}
+    touched = {line.split(" ", 1)[0][1:-1] for line in add} | {iris.term_text(t.subject) for t in remove}
     summary.entities_added = len(typed_added - typed_removed)
     summary.entities_removed = len(typed_removed - typed_added)
     summary.entities_changed = len(

@@ -103,8 +103,10 @@ class DirectorySnapshot:
 
     def read(self, path: str) -> bytes:
         full = self.root / path
-        if reason := _unusable(str(full), path):  # replaced since the listing, e.g. by a named pipe
-            raise OSError(f"{path}: {reason}")
+        # Replaced by a named pipe since the listing: reading it would block forever.
+        # (A vanished file raises FileNotFoundError here, reported as such.)
+        if not stat.S_ISREG(os.stat(full).st_mode):
+            raise OSError(f"{path}: not a regular file any more")
         return full.read_bytes()
 
     def size(self, path: str) -> int:

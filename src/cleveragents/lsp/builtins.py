@@ -34,7 +34,8 @@ _UNREACHABLE = re.compile(r"ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOU
 class BuiltinLSPServer(LSPServerEntry):
     """A built-in entry: it also knows where its executable is installed and what it needs."""
 
-    source: Literal["builtin"] = "builtin"
+    # Narrows the entry's field: a built-in can only come from here.
+    source: Literal["builtin"] = "builtin"  # pyright: ignore[reportIncompatibleVariableOverride]
     # Searched before PATH; ``${VAR:-default}`` and ``~`` are expanded when resolving.
     search_dirs: tuple[str, ...] = ()
     requires: tuple[str, ...] = ()

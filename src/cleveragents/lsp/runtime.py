@@ -89,7 +89,9 @@ class ServerHandle:
         if pulls or (capabilities is not None and capabilities.diagnostic_provider):
             params = [lsp.DocumentDiagnosticParams(lsp.TextDocumentIdentifier(p.as_uri())) for p in paths]
             reports = self.requests(lsp.TEXT_DOCUMENT_DIAGNOSTIC, params)
-            return {p: list(r.items) for p, r in zip(paths, reports, strict=True) if hasattr(r, "items")}
+            # A full report has items; an "unchanged" report or an LSPError in its place has none.
+            found = {p: getattr(r, "items", None) for p, r in zip(paths, reports, strict=True)}
+            return {p: list(items) for p, items in found.items() if items is not None}
         found = self.runtime.call(self._diagnostics_many([p.as_uri() for p in paths], timeout))
         return {p: d for p, d in zip(paths, found, strict=True) if d is not None}
 
@@ -240,9 +242,7 @@ class LSPRuntime:
             handles = list(self._handles.values())
             self._handles.clear()
         try:
-            future = asyncio.run_coroutine_threadsafe(
-                asyncio.gather(*(h.connection.stop() for h in handles), return_exceptions=True), self._loop
-            )
+            future = asyncio.run_coroutine_threadsafe(_stop_all(handles), self._loop)
             future.result(timeout=15)
         except BaseException:  # interrupted or stuck: the kill below still runs
             pass
@@ -284,3 +284,8 @@ def close_shared_runtime() -> None:
         runtime, _shared = _shared, None
     if runtime is not None:
         runtime.close()
+
+
+async def _stop_all(handles: Sequence[ServerHandle]) -> None:
+    """Stop every server at once; a server that fails to stop is left to the kill."""
+    await asyncio.gather(*(h.connection.stop() for h in handles), return_exceptions=True)

@@ -491,10 +491,10 @@ class PlanEngine:
 
         def query(sparql: str) -> list[dict[str, Any]]:
             result = self.store.query(sparql)
-            if isinstance(result, bool):
-                return [{"result": result}]
-            names = [v.value for v in result.variables]  # type: ignore[union-attr]
-            return [{n: (row[n].value if row[n] is not None else None) for n in names} for row in result]
+            if isinstance(result, bool | ox.QueryBoolean):
+                return [{"result": bool(result)}]
+            names = [variable.value for variable in result.variables]
+            return [{k: (row[k].value if row[k] is not None else None) for k in names} for row in result]
 
         ctx = PlanContext(
             plan=plan,

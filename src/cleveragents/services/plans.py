@@ -24,13 +24,13 @@ from cleveragents.plans.engine import ApplyOutcome, EngineHooks, PlanEngine
 from cleveragents.plans.invariants import Invariant
 from cleveragents.plans.lock import plan_lock
 from cleveragents.plans.records import PlanRecord
-from cleveragents.services import sandboxes
+from cleveragents.services import plan_actors, sandboxes
 from cleveragents.tools import ToolResult
 
 
 def resolve_actor(ref: str) -> Actor:
-    """An actor by reference: ``scripted:PATH`` is the built-in scripted actor; registered
-    LLM actors come with the actors package."""
+    """The scripted actor (``scripted:PATH``); registered and built-in LLM actors are
+    resolved by services/plan_actors.py, which falls back to this for scripted ones."""
     if ref.startswith("scripted:"):
         from cleveragents.actors.scripted import ScriptedActor
 
@@ -79,7 +79,12 @@ def hooks(ws: Workspace, session: WriteSession, *, agent: str) -> EngineHooks:
 def _engine(ws: Workspace, *, agent: str, level: str = "manual") -> Iterator[PlanEngine]:
     with ws.writer() as session:
         yield PlanEngine(
-            session, ws.data_dir, resolve_actor, agent=agent, hooks=hooks(ws, session, agent=agent), default_level=level
+            session,
+            ws.data_dir,
+            plan_actors.resolver(ws, session, agent=agent, fallback=resolve_actor),
+            agent=agent,
+            hooks=hooks(ws, session, agent=agent),
+            default_level=level,
         )
 
 

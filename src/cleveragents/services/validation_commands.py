@@ -21,6 +21,7 @@ from cleveragents.sandbox.validation import DEFAULT_TIMEOUT, ValidationCommands,
 from cleveragents.services import entities
 from cleveragents.services.sandboxes import open_sandboxes, plan_node
 from cleveragents.terms import CA, ID, RDF_TYPE, XSD
+from cleveragents.vocabulary import ca
 
 _FIELDS = {"test": "testCommand", "lint": "lintCommand", "type_check": "typeCheckCommand", "build": "buildCommand"}
 
@@ -116,7 +117,7 @@ def _triples(node: ox.NamedNode, commands: ValidationCommands, resource: ox.Name
 def _read(store: GraphStore, node: ox.NamedNode, resource: str | None = None) -> ValidationCommands:
     props = entities.properties(store, node)
     values = {name: entities.single(props, CA + predicate) for name, predicate in _FIELDS.items()}
-    timeout = entities.single(props, CA + "timeoutSeconds")
+    timeout = entities.single(props, ca.timeoutSeconds)
     return ValidationCommands(**values, timeout=float(timeout) if timeout else DEFAULT_TIMEOUT, resource=resource)
 
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from functools import cache
+from typing import TypeGuard
 
 import pyoxigraph as ox
 
+from cleveragents.iris import term_text
 from cleveragents.terms import GENID, OWL, RDF, RDF_TYPE, RDFS, RDFS_SUBCLASSOF, RDFS_SUBPROPERTYOF
 
 from .modules import ontology_triples
@@ -32,7 +34,7 @@ PROPERTY_TYPES = frozenset(
 )
 
 
-def _named(term: ox.Term) -> bool:
+def _named(term: object) -> TypeGuard[ox.NamedNode]:
     # Skolemized blank nodes (anonymous class expressions) are not vocabulary terms.
     return isinstance(term, ox.NamedNode) and not term.value.startswith(GENID)
 
@@ -76,9 +78,9 @@ def _compute(source: Iterable[ox.Triple]) -> Pairs:
     for t in source:
         s, p, o = t.subject, t.predicate.value, t.object
         if p == RDF_TYPE and _named(s):
-            if o.value in CLASS_TYPES:
+            if term_text(o) in CLASS_TYPES:
                 classes.add(s.value)
-            elif o.value in PROPERTY_TYPES:
+            elif term_text(o) in PROPERTY_TYPES:
                 properties.add(s.value)
         elif p == RDFS_SUBCLASSOF and _named(s) and _named(o):
             sub_class[s.value].add(o.value)

@@ -19,6 +19,7 @@ from typing import NamedTuple
 import pyoxigraph as ox
 
 from cleveragents.errors import NotFoundError, ValidationError
+from cleveragents.iris import term_text
 from cleveragents.terms import PREFIXES, RDF_TYPE, UKO
 
 from .closure import closure_pairs
@@ -64,12 +65,12 @@ def _build(triples: Iterable[ox.Triple]) -> _Model:
     maps: dict[str, _MapDef] = {}
     levels: dict[str, _LevelDef] = {}
     for t in rows:
-        if t.predicate.value == RDF_TYPE and t.object.value == UKO + "DetailLevelMap":
-            maps.setdefault(t.subject.value, _MapDef(t.subject.value))
-        elif t.predicate.value == RDF_TYPE and t.object.value == UKO + "DetailLevel":
-            levels.setdefault(t.subject.value, _LevelDef(t.subject.value, "", ""))
+        if t.predicate.value == RDF_TYPE and term_text(t.object) == UKO + "DetailLevelMap":
+            maps.setdefault(term_text(t.subject), _MapDef(term_text(t.subject)))
+        elif t.predicate.value == RDF_TYPE and term_text(t.object) == UKO + "DetailLevel":
+            levels.setdefault(term_text(t.subject), _LevelDef(term_text(t.subject), "", ""))
     for t in rows:
-        s, p, o = t.subject.value, t.predicate.value, t.object.value
+        s, p, o = term_text(t.subject), t.predicate.value, term_text(t.object)
         if s in maps and p == UKO + "forNamespace":
             maps[s].namespace = o
         elif s in maps and p == UKO + "parentMap":

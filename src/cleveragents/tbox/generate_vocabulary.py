@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
+from cleveragents.iris import term_text
 from cleveragents.terms import PREFIXES, RDF_TYPE
 
 from .detail_levels import effective_levels
@@ -67,7 +68,7 @@ def terms_of(module: OntologyModule) -> list[tuple[str, str, str]]:
             and triple.predicate.value == RDF_TYPE
             and len(subject.value) > len(module.namespace)
         ):
-            kind = _KINDS.get(triple.object.value, "term")
+            kind = _KINDS.get(term_text(triple.object), "term")
             previous = kinds.get(subject.value)
             kinds[subject.value] = kind if previous in (None, "term", "individual") else previous
     rows: dict[str, tuple[str, str, str]] = {}
@@ -110,13 +111,18 @@ def render_detail_levels(modules: tuple[OntologyModule, ...]) -> str:
         "from typing import Final",
         "",
     ]
+    emitted: dict[tuple[str, ...], str] = {}  # a map equal to one already written names it
     for module in modules:
         if f"{module.namespace}DetailLevels" not in {iri for _, iri, _ in terms_of(module)}:
             continue
-        names = [level.name for level in effective_levels(module.prefix)]
+        names = tuple(level.name for level in effective_levels(module.prefix))
         constant = module_name(module.prefix).upper()
         body = "".join(f'    "{name}",\n' for name in names)
-        lines.append(f"{constant}: Final = (\n{body})" if names else f"{constant}: Final = ()")
+        if names in emitted:
+            lines.append(f"{constant}: Final = {emitted[names]}  # the same effective map")
+        else:
+            lines.append(f"{constant}: Final = (\n{body})" if names else f"{constant}: Final = ()")
+            emitted[names] = constant
     return "\n".join(lines) + "\n"
 
 

@@ -11,6 +11,7 @@ from functools import cache
 import pyoxigraph as ox
 
 from cleveragents.errors import NotFoundError
+from cleveragents.iris import term_text
 from cleveragents.terms import (
     OWL,
     PREFIXES,
@@ -68,7 +69,7 @@ def _declaring_modules() -> dict[str, str]:
     for module in list_modules():
         for t in parse_file(module.path):
             if t.predicate.value == RDF_TYPE and isinstance(t.subject, ox.NamedNode):
-                out.setdefault(t.subject.value, module.prefix)
+                out.setdefault(term_text(t.subject), module.prefix)
     return out
 
 
@@ -79,14 +80,14 @@ class _Index:
         self.by_subject: dict[str, list[ox.Triple]] = defaultdict(list)
         self.by_object: dict[str, list[ox.Triple]] = defaultdict(list)
         for t in triples:
-            self.by_subject[t.subject.value].append(t)
-            self.by_object[t.object.value].append(t)
+            self.by_subject[term_text(t.subject)].append(t)
+            self.by_object[term_text(t.object)].append(t)
 
     def objects(self, s: str, p: str) -> list[str]:
-        return sorted({t.object.value for t in self.by_subject.get(s, ()) if t.predicate.value == p})
+        return sorted({term_text(t.object) for t in self.by_subject.get(s, ()) if t.predicate.value == p})
 
     def subjects(self, p: str, o: str) -> list[str]:
-        return sorted({t.subject.value for t in self.by_object.get(o, ()) if t.predicate.value == p})
+        return sorted({term_text(t.subject) for t in self.by_object.get(o, ()) if t.predicate.value == p})
 
 
 @cache

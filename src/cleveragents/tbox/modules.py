@@ -20,6 +20,7 @@ from typing import Final
 import pyoxigraph as ox
 
 from cleveragents.errors import NotFoundError, QuerySyntaxError, ValidationError
+from cleveragents.iris import term_text
 from cleveragents.resources import data_path
 from cleveragents.terms import OWL, RDF_TYPE, RDFS, UKO
 
@@ -66,7 +67,7 @@ def parse_file(path: Path) -> list[ox.Triple]:
 def _literal(triples: list[ox.Triple], subject: ox.NamedNode, predicate: str) -> str | None:
     for t in triples:
         if t.subject == subject and t.predicate.value == predicate:
-            return t.object.value
+            return term_text(t.object)
     return None
 
 
@@ -76,7 +77,7 @@ def _module_from(path: Path, triples: list[ox.Triple]) -> OntologyModule:
         raise ValidationError(f"{path.name}: expected exactly one owl:Ontology header")
     iri = headers[0]
     layer = _literal(triples, iri, UKO + "layer")
-    imports = tuple(t.object.value for t in triples if t.subject == iri and t.predicate.value == OWL + "imports")
+    imports = tuple(term_text(t.object) for t in triples if t.subject == iri and t.predicate.value == OWL + "imports")
     return OntologyModule(
         prefix=_literal(triples, iri, VANN + "preferredNamespacePrefix") or "",
         namespace=_literal(triples, iri, VANN + "preferredNamespaceUri") or iri.value + "#",

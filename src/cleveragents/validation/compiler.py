@@ -235,7 +235,9 @@ def _triples_in(store: ox.Store, graphs: list[ox.NamedNode]) -> int:
     for graph in graphs:
         capped = f"SELECT * WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }} LIMIT {SMALL_FOCUS + 1}"
         query = f"SELECT (COUNT(*) AS ?n) WHERE {{ {{ {capped} }} }}"
-        total += int(next(iter(store.query(query)))["n"].value)
+        rows = store.query(query)
+        assert isinstance(rows, ox.QuerySolutions)  # a SELECT
+        total += int(next(iter(rows))["n"].value)
         if total > SMALL_FOCUS:
             break
     return total

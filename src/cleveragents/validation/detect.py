@@ -130,7 +130,12 @@ class Plan:
 class Runner:
     """Runs queries over one dataset of a store, minus the triples of the excluded graphs."""
 
-    def __init__(self, store: ox.Store, default_graph: list[ox.NamedNode], excluded: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        store: ox.Store,
+        default_graph: list[ox.NamedNode | ox.BlankNode | ox.DefaultGraph],
+        excluded: tuple[str, ...] = (),
+    ) -> None:
         self.store = store
         self.default_graph = default_graph
         self.excluded = " ".join(f"<{g}>" for g in excluded)

@@ -57,8 +57,8 @@ def sparql(term: Node | OxTerm) -> str:
     return str(ox_term)
 
 
-def nt(term: Node | OxTerm) -> str:
-    """N-Triples form: <iri>, _:label, "lex"^^<dt> or "lex"@lang."""
+def nt(term: Node | OxTerm | ox.Triple) -> str:
+    """N-Triples form: <iri>, _:label, "lex"^^<dt> or "lex"@lang (<<( s p o )>> for a triple term)."""
     return str(to_ox(term) if isinstance(term, Node) else term)
 
 

@@ -36,6 +36,7 @@ def pyshacl_validate(data_nt_or_turtle: str | Graph, shapes_turtle: str | Graph)
         allow_infos=True,
         allow_warnings=True,
     )
+    assert isinstance(results, Graph)  # pyshacl's report graph (inference off, no serialization)
     return results_to_violations(results)
 
 

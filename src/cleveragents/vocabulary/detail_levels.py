@@ -58,18 +58,7 @@ UKO_INFRA: Final = (
     "FULL_CONFIG",
     "WITH_DEPLOYMENT",
 )
-UKO_FUNC: Final = (
-    "MODULE_LISTING",
-    "MODULE_GRAPH",
-    "MEMBER_LISTING",
-    "MEMBER_SUMMARY",
-    "SIGNATURES",
-    "SIGNATURES_WITH_DOCS",
-    "STRUCTURAL_OUTLINE",
-    "KEY_LOGIC",
-    "NEAR_COMPLETE",
-    "FULL_SOURCE",
-)
+UKO_FUNC: Final = UKO_CODE  # the same effective map
 UKO_OO: Final = (
     "MODULE_LISTING",
     "MODULE_GRAPH",
@@ -84,46 +73,9 @@ UKO_OO: Final = (
     "NEAR_COMPLETE",
     "FULL_SOURCE",
 )
-UKO_PROC: Final = (
-    "MODULE_LISTING",
-    "MODULE_GRAPH",
-    "MEMBER_LISTING",
-    "MEMBER_SUMMARY",
-    "SIGNATURES",
-    "SIGNATURES_WITH_DOCS",
-    "STRUCTURAL_OUTLINE",
-    "KEY_LOGIC",
-    "NEAR_COMPLETE",
-    "FULL_SOURCE",
-)
-UKO_GO: Final = (
-    "MODULE_LISTING",
-    "MODULE_GRAPH",
-    "MEMBER_LISTING",
-    "CLASS_HIERARCHY",
-    "MEMBER_SUMMARY",
-    "SIGNATURES",
-    "SIGNATURES_WITH_DOCS",
-    "VISIBILITY_ANNOTATED",
-    "STRUCTURAL_OUTLINE",
-    "KEY_LOGIC",
-    "NEAR_COMPLETE",
-    "FULL_SOURCE",
-)
-UKO_JAVA: Final = (
-    "MODULE_LISTING",
-    "MODULE_GRAPH",
-    "MEMBER_LISTING",
-    "CLASS_HIERARCHY",
-    "MEMBER_SUMMARY",
-    "SIGNATURES",
-    "SIGNATURES_WITH_DOCS",
-    "VISIBILITY_ANNOTATED",
-    "STRUCTURAL_OUTLINE",
-    "KEY_LOGIC",
-    "NEAR_COMPLETE",
-    "FULL_SOURCE",
-)
+UKO_PROC: Final = UKO_CODE  # the same effective map
+UKO_GO: Final = UKO_OO  # the same effective map
+UKO_JAVA: Final = UKO_OO  # the same effective map
 UKO_PY: Final = (
     "MODULE_LISTING",
     "MODULE_GRAPH",
@@ -141,31 +93,5 @@ UKO_PY: Final = (
     "FULL_SOURCE",
     "WITH_TESTS",
 )
-UKO_RS: Final = (
-    "MODULE_LISTING",
-    "MODULE_GRAPH",
-    "MEMBER_LISTING",
-    "CLASS_HIERARCHY",
-    "MEMBER_SUMMARY",
-    "SIGNATURES",
-    "SIGNATURES_WITH_DOCS",
-    "VISIBILITY_ANNOTATED",
-    "STRUCTURAL_OUTLINE",
-    "KEY_LOGIC",
-    "NEAR_COMPLETE",
-    "FULL_SOURCE",
-)
-UKO_TS: Final = (
-    "MODULE_LISTING",
-    "MODULE_GRAPH",
-    "MEMBER_LISTING",
-    "CLASS_HIERARCHY",
-    "MEMBER_SUMMARY",
-    "SIGNATURES",
-    "SIGNATURES_WITH_DOCS",
-    "VISIBILITY_ANNOTATED",
-    "STRUCTURAL_OUTLINE",
-    "KEY_LOGIC",
-    "NEAR_COMPLETE",
-    "FULL_SOURCE",
-)
+UKO_RS: Final = UKO_OO  # the same effective map
+UKO_TS: Final = UKO_OO  # the same effective map

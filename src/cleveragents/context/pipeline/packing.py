@@ -27,6 +27,7 @@ from typing import Any, Final
 from cleveragents.context import markdown
 from cleveragents.context.model import ContextFragment, ScoredFragment
 from cleveragents.errors import CleverAgentsError
+from cleveragents.vocabulary import uko
 
 from .diagnostics import note
 from .fusion import SEPARATOR_TOKENS, GreedyKnapsackPacker, _clean
@@ -75,7 +76,7 @@ def _levels(node_type: str) -> dict[str, int]:
 def _is_container(node_type: str) -> bool:
     from cleveragents.tbox.closure import superclasses
 
-    return UKO + "Container" in superclasses(node_type)
+    return uko.Container in superclasses(node_type)
 
 
 def ceiling_of(node_type: str, depth: int | str | None) -> int | None:
@@ -158,8 +159,8 @@ class DepthPlanningPacker(GreedyKnapsackPacker):
         min_fragment_tokens: int = 10,
         max_renders: int = 600,
         max_full_share: float = 0.4,
-        max_outline_share: float = 0.03,
-        reserve_share: float = 0.05,
+        max_outline_share: float = 0.1,
+        reserve_share: float = 0.25,
         signature_tokens: int = 40,
     ) -> None:
         super().__init__(depth_fallback_steps, min_fragment_tokens, max_renders)
