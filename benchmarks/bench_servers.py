@@ -21,7 +21,8 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -136,24 +137,30 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-async def load(clients: int, seconds: float, one_call: Callable[[int], Awaitable[bool]]) -> dict[str, Any]:
-    """``clients`` loops calling ``one_call`` until ``seconds`` pass; False or an exception is an error."""
+async def load(clients: int, seconds: float, connect: Callable[[], Any]) -> dict[str, Any]:
+    """``clients`` loops, each in its own connection (``connect()`` is an async context
+    manager yielding ``call() -> bool``), calling until ``seconds`` pass; False or an
+    exception is an error (a failed connection too)."""
     samples: list[float] = []
     errors: list[str] = []
     deadline = time.perf_counter() + seconds
 
     async def client(i: int) -> None:
-        while time.perf_counter() < deadline:
-            start = time.perf_counter()
-            try:
-                ok = await one_call(i)
-            except Exception as exc:  # counted, not fatal: the run measures errors
-                ok = False
-                errors.append(f"{type(exc).__name__}: {exc}"[:200])
-            else:
-                if not ok:
-                    errors.append("error result")
-            samples.append(time.perf_counter() - start)
+        try:
+            async with connect() as call:
+                while time.perf_counter() < deadline:
+                    start = time.perf_counter()
+                    try:
+                        ok = await call()
+                    except Exception as exc:  # counted, not fatal: the run measures errors
+                        ok = False
+                        errors.append(f"{type(exc).__name__}: {exc}"[:200])
+                    else:
+                        if not ok:
+                            errors.append("error result")
+                    samples.append(time.perf_counter() - start)
+        except Exception as exc:  # a connection that failed or broke
+            errors.append(f"connection: {type(exc).__name__}: {exc}"[:200])
 
     started = time.perf_counter()
     async with anyio.create_task_group() as tasks:
@@ -188,46 +195,47 @@ def part_two(data_dir: Path, target: str, clients: int, seconds: float) -> dict[
             except httpx.HTTPError:
                 time.sleep(0.2)
 
-        async def mcp_run() -> dict[str, Any]:
-            from contextlib import AsyncExitStack
+        @asynccontextmanager
+        async def mcp_connection() -> AsyncIterator[Callable[[], Awaitable[bool]]]:
+            async with (
+                create_mcp_http_client() as http,
+                Client(streamable_http_client(base + "/mcp", http_client=http), cache=None) as session,
+            ):
 
-            async with AsyncExitStack() as stack:
-                sessions = []
-                for _ in range(clients):
-                    http = await stack.enter_async_context(create_mcp_http_client())
-                    transport = streamable_http_client(base + "/mcp", http_client=http)
-                    sessions.append(await stack.enter_async_context(Client(transport, cache=None)))
-
-                async def call(i: int) -> bool:
-                    result = await sessions[i].call_tool("callers", {"iri": target})
+                async def call() -> bool:
+                    result = await session.call_tool("callers", {"iri": target})
                     return not result.is_error
 
-                await call(0)  # warm
-                return await load(clients, seconds, call)
+                yield call
 
-        async def a2a_run() -> dict[str, Any]:
-            async with httpx.AsyncClient(timeout=120, limits=httpx.Limits(max_connections=clients)) as http:
+        @asynccontextmanager
+        async def a2a_connection() -> AsyncIterator[Callable[[], Awaitable[bool]]]:
+            async with httpx.AsyncClient(timeout=300) as http:
 
-                async def call(i: int) -> bool:
+                async def call() -> bool:
                     body = {
                         "jsonrpc": "2.0",
-                        "id": i,
+                        "id": 1,
                         "method": "SendMessage",
                         "params": {
                             "message": {
-                                "messageId": f"b-{i}-{time.monotonic_ns()}",
+                                "messageId": f"b-{time.monotonic_ns()}",
                                 "role": "ROLE_USER",
                                 "parts": [{"data": {"tool": "callers", "arguments": {"iri": target}}}],
                             }
                         },
                     }
                     answer = (await http.post(base + "/a2a", json=body, headers={"A2A-Version": "1.0"})).json()
-                    return answer.get("result", {}).get("task", {}).get("status", {}).get("state") == (
-                        "TASK_STATE_COMPLETED"
-                    )
+                    state = answer.get("result", {}).get("task", {}).get("status", {}).get("state")
+                    return state == "TASK_STATE_COMPLETED"
 
-                await call(0)
-                return await load(clients, seconds, call)
+                yield call
+
+        async def mcp_run() -> dict[str, Any]:
+            return await load(clients, seconds, mcp_connection)
+
+        async def a2a_run() -> dict[str, Any]:
+            return await load(clients, seconds, a2a_connection)
 
         return {"mcp_http callers": anyio.run(mcp_run), "a2a SendMessage callers": anyio.run(a2a_run)}
     finally:
@@ -243,9 +251,14 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--skip-load", action="store_true")
+    parser.add_argument("--load-only", metavar="TARGET_IRI", help="run part 2 only, on this target")
     args = parser.parse_args()
-    results: dict[str, Any] = {"part_one": part_one(args.data_dir, args.calls, args.context_calls)}
-    print(json.dumps(results, indent=2), flush=True)
+    results: dict[str, Any] = {}
+    if args.load_only:
+        results["part_one"] = {"target": args.load_only}
+    else:
+        results["part_one"] = part_one(args.data_dir, args.calls, args.context_calls)
+        print(json.dumps(results, indent=2), flush=True)
     if not args.skip_load:
         results["part_two"] = part_two(args.data_dir, results["part_one"]["target"], args.clients, args.seconds)
     print(json.dumps(results, indent=2))

@@ -66,6 +66,19 @@ def workspace(app_ctx: AppContext) -> Workspace:
     )
 
 
+def confirmed(out: OutputSession, question: str, yes: bool, declined: str) -> bool:
+    """Whether a destructive command may go on: --yes, or a "y" at a terminal. Off a
+    terminal without --yes it is a usage error naming what would happen."""
+    if yes:
+        return True
+    if not sys.stdin.isatty():
+        raise UsageError(f"{question} Confirm with --yes when not at a terminal")
+    if typer.confirm(question, default=False, err=True):
+        return True
+    out.status(declined, "warn")
+    return False
+
+
 def _say_waiting(holder: str) -> None:
     typer.echo(f"waiting for {holder}", err=True)
 
@@ -265,19 +278,12 @@ def clear_cmd(
     with app_ctx.session("graph clear") as out, reporting_violations(out, app_ctx):
         ws = workspace(app_ctx)
         nodes, triples = graph_service.clear_preview(ws)
-        if not yes:
-            if not sys.stdin.isatty():
-                raise UsageError(
-                    f"'graph clear' removes all {triples} triple(s) of {nodes} node(s) from the current "
-                    "state; confirm with --yes when not at a terminal"
-                )
-            question = (
-                f"Remove all {triples} triple(s) of {nodes} node(s) from the current state? History, the "
-                "commit log, the ontology and the shapes are kept; the removal is a commit."
-            )
-            if not typer.confirm(question, default=False, err=True):
-                out.status("Nothing removed", "warn")
-                return
+        question = (
+            f"Remove all {triples} triple(s) of {nodes} node(s) from the current state? History, the "
+            "commit log, the ontology and the shapes are kept; the removal is a commit."
+        )
+        if not confirmed(out, question, yes, "Nothing removed"):
+            return
         result = graph_service.clear(ws, message=message, agent=agent_name(app_ctx))
         render_commit(out, result, "clear")
 
@@ -307,15 +313,9 @@ def restore_cmd(
     app_ctx = get_context(ctx)
     with app_ctx.session("graph restore") as out:
         info = graph_service.inspect_backup(path)
-        if not yes:
-            question = (
-                f"Replace the store in {app_ctx.data_dir} with the backup of revision {info.head} ({info.created})?"
-            )
-            if not sys.stdin.isatty():
-                raise UsageError(f"{question} Confirm with --yes when not at a terminal")
-            if not typer.confirm(question, default=False, err=True):
-                out.status("Nothing restored", "warn")
-                return
+        question = f"Replace the store in {app_ctx.data_dir} with the backup of revision {info.head} ({info.created})?"
+        if not confirmed(out, question, yes, "Nothing restored"):
+            return
         restored = graph_service.restore(workspace(app_ctx), path)
         out.data("restore", {"path": str(path), "head": restored.head}, hidden=True)
         out.status(f"Restored revision {restored.head} from {path}", "ok")

@@ -306,10 +306,10 @@ def test_check_consistent(cli: typer.Typer):
 @pytest.mark.java
 @needs_java
 def test_check_inconsistent_extension(cli: typer.Typer, tmp_path: Path):
-    # A plan is a prov:Activity, a resource a prov:Entity; PROV makes them disjoint.
+    # A commit is a prov:Activity, a resource a prov:Entity; PROV makes them disjoint.
     bad = tmp_path / "bad.ttl"
     bad.write_text(
-        "@prefix ca: <https://cleveragents.ai/ontology/ca#> .\n<https://example.org/x> a ca:Resource , ca:Plan .\n",
+        "@prefix ca: <https://cleveragents.ai/ontology/ca#> .\n<https://example.org/x> a ca:Resource , ca:Commit .\n",
         encoding="utf-8",
     )
     result = invoke(cli, "ontology", "check", str(bad))

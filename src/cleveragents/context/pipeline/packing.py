@@ -159,8 +159,8 @@ class DepthPlanningPacker(GreedyKnapsackPacker):
         min_fragment_tokens: int = 10,
         max_renders: int = 600,
         max_full_share: float = 0.4,
-        max_outline_share: float = 0.03,
-        reserve_share: float = 0.05,
+        max_outline_share: float = 0.1,
+        reserve_share: float = 0.25,
         signature_tokens: int = 40,
     ) -> None:
         super().__init__(depth_fallback_steps, min_fragment_tokens, max_renders)
