@@ -24,7 +24,7 @@ from cleveragents.plans.engine import ApplyOutcome, EngineHooks, PlanEngine
 from cleveragents.plans.invariants import Invariant
 from cleveragents.plans.lock import plan_lock
 from cleveragents.plans.records import PlanRecord
-from cleveragents.services import plan_actors, sandboxes
+from cleveragents.services import sandboxes
 from cleveragents.tools import ToolResult
 
 
@@ -77,6 +77,10 @@ def hooks(ws: Workspace, session: WriteSession, *, agent: str) -> EngineHooks:
 
 @contextmanager
 def _engine(ws: Workspace, *, agent: str, level: str = "manual") -> Iterator[PlanEngine]:
+    # LLM actors bring langgraph and langchain (~3 s of imports): loaded when a plan runs,
+    # not at the start of every command that merely imports this service.
+    from cleveragents.services import plan_actors
+
     with ws.writer() as session:
         yield PlanEngine(
             session,
