@@ -31,7 +31,7 @@ from cleveragents import __version__
 from cleveragents.errors import CleverAgentsError, QueryTimeoutError
 from cleveragents.servers import models
 from cleveragents.servers.operations import Operations
-from cleveragents.servers.security import ServerSettings, error_text
+from cleveragents.servers.security import IDENTITY_KEY, ServerSettings, error_text
 
 NAME = "cleveragents"
 MAX_SPARQL_CHARS = 100_000
@@ -77,7 +77,7 @@ def identity_of(ctx: Context, settings: ServerSettings) -> str:
     except ValueError:  # called in process, not over MCP: the A2A server runs its tasks so
         return f"a2a:{settings.user}"
     state = getattr(request, "scope", {}).get("state", {}) if request is not None else {}
-    who = state.get("cleveragents_identity") if isinstance(state, dict) else None
+    who = state.get(IDENTITY_KEY) if isinstance(state, dict) else None
     return f"mcp:{settings.user}:{who or 'stdio'}"
 
 
