@@ -14,6 +14,7 @@ import pyoxigraph as ox
 from cleveragents.errors import ValidationError
 from cleveragents.graph.commit import CommitRequest
 from cleveragents.graph.workspace import Workspace
+from cleveragents.plans.vocabulary import plan_iri
 from cleveragents.services.entities import TYPE
 from cleveragents.terms import ID
 from cleveragents.vocabulary import ca
@@ -22,6 +23,7 @@ TASK_CLASS = ox.NamedNode(ca.A2ATask)
 STATE = ox.NamedNode(ca.taskState)
 CONTEXT = ox.NamedNode(ca.a2aContextId)
 PAYLOAD = ox.NamedNode(ca.taskPayload)
+PLAN = ox.NamedNode(ca.taskPlan)
 _TASK_ID = re.compile(r"^[A-Za-z0-9._~-]{1,128}$")
 
 
@@ -31,8 +33,11 @@ def task_iri(task_id: str) -> ox.NamedNode:
     return ox.NamedNode(f"{ID}a2a-task/{task_id}")
 
 
-def save(ws: Workspace, task_id: str, context_id: str, state: str, payload: str, *, agent: str) -> int:
-    """Replace the task's record in one commit; returns the revision."""
+def save(
+    ws: Workspace, task_id: str, context_id: str, state: str, payload: str, *, agent: str, plan: str | None = None
+) -> int:
+    """Replace the task's record in one commit; returns the revision. ``plan`` (a ULID)
+    links a task of the run-action skill to its plan (``ca:taskPlan``)."""
     node = task_iri(task_id)
     triples = [
         (node, TYPE, TASK_CLASS),
@@ -41,6 +46,8 @@ def save(ws: Workspace, task_id: str, context_id: str, state: str, payload: str,
     ]
     if context_id:
         triples.append((node, CONTEXT, ox.Literal(context_id)))
+    if plan:
+        triples.append((node, PLAN, plan_iri(plan)))
     with ws.writer() as session:
         result = session.commit(
             CommitRequest(

@@ -264,6 +264,7 @@ syntaxFingerprint: Final = "https://cleveragents.ai/ontology/ca#syntaxFingerprin
 tag: Final = "https://cleveragents.ai/ontology/ca#tag"  # datatype property
 targetsProject: Final = "https://cleveragents.ai/ontology/ca#targetsProject"  # object property
 taskPayload: Final = "https://cleveragents.ai/ontology/ca#taskPayload"  # datatype property
+taskPlan: Final = "https://cleveragents.ai/ontology/ca#taskPlan"  # object property
 taskState: Final = "https://cleveragents.ai/ontology/ca#taskState"  # datatype property
 testCommand: Final = "https://cleveragents.ai/ontology/ca#testCommand"  # datatype property
 threadId: Final = "https://cleveragents.ai/ontology/ca#threadId"  # datatype property
