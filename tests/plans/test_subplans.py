@@ -71,9 +71,8 @@ def _setup(ws: Workspace, tmp_path: Path, parent_script: str) -> Path:
     resources.add(ws, repo, type_name="git-checkout", name="local/repo", agent=AGENT)
     projects.link(ws, "local/demo", "local/repo", agent=AGENT)
     string = {"type": "string", "required": True}
-    child = _action(
-        tmp_path / "actions", "write-line", CHILD_SCRIPT, {"file": string, "line": string, "check": string}, "{{ file }}"
-    )
+    child_args = {"file": string, "line": string, "check": string}
+    child = _action(tmp_path / "actions", "write-line", CHILD_SCRIPT, child_args, "{{ file }}")
     parent = _action(tmp_path / "actions", "fan-out", parent_script, {}, "Write the files through subplans")
     plans.create_action(ws, child, {}, agent=AGENT)
     plans.create_action(ws, parent, {}, agent=AGENT)
