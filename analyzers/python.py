@@ -334,7 +334,12 @@ class _Grammar:
 @cache
 def _grammar() -> _Grammar:
     language = ts.Language(tree_sitter_python.language())
-    kinds = {name: language.id_for_node_kind(name, True) for name in _KIND_NAMES.split()}
+    kinds: dict[str, int] = {}
+    for name in _KIND_NAMES.split():
+        kind = language.id_for_node_kind(name, True)
+        if kind is None:  # a grammar upgrade renamed a node kind the analyzer relies on
+            raise LookupError(f"tree-sitter-python has no node kind {name!r}")
+        kinds[name] = kind
     return _Grammar(ts.Query(language, _QUERY_TEXT), kinds)
 
 
@@ -777,7 +782,7 @@ class _FileAnalyzer:
             scope = self.enclosing(node.start_byte)
             method = scope.method if scope is not None else None
             owner = method.parent if method is not None else None
-            if owner is None or self.text(node.child_by_field_name("object")) != method.first_param:
+            if method is None or owner is None or self.text(node.child_by_field_name("object")) != method.first_param:
                 continue
             parent = node.parent
             typed = self.typed_value(parent, call) if parent is not None else None
@@ -884,7 +889,7 @@ class _FileAnalyzer:
             values[RETURN_TYPE] = [return_type]
         modifiers = _modifiers(decorators, is_async)
         if modifiers:
-            values[MODIFIERS] = modifiers
+            values[MODIFIERS] = [*modifiers]
 
     def is_test(self, name: str, parent: _Scope | None) -> bool:
         """pytest's and unittest's rule: test_* at module level or in a class, in a test file or a Test* class."""
@@ -909,7 +914,7 @@ class _FileAnalyzer:
             return
         kinds = self.kinds
         entity = scope.entity
-        resolved: list[tuple[str, str | None]] = []
+        resolved: list[tuple[str, str | None, tuple[int, int] | None]] = []
         for base in bases.named_children:
             if base.kind_id == kinds["keyword_argument"]:
                 if self.text(base.child_by_field_name("value")) in _ABSTRACT_BASES:
