@@ -40,7 +40,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.bench_call_accuracy import analyze_project, entity_of, link_project, lsp_enrich  # noqa: E402
+from benchmarks.bench_call_accuracy import (  # noqa: E402
+    analyze_project,
+    entity_of,
+    link_project,
+    lsp_enrich,
+    package_files,
+)
 from cleveragents.terms import UKO_CODE, UKO_OO  # noqa: E402
 from corpora.fetch import corpus_dir  # noqa: E402
 
@@ -136,7 +142,7 @@ def measure(name: str, cache: Path | None = None) -> Run:
     root = corpus_dir(spec.corpus).resolve()
     run = Run(name, spec.role)
     started = time.perf_counter()
-    files = {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted((root / spec.folder).rglob("*.py"))}
+    files = package_files(root, spec.folder)
     analyzed = analyze_project(files)
     links, table = link_project(files, analyzed)
     run.files = len(links)
