@@ -12,6 +12,9 @@ through the tool router.
         confidence: 0.9
         rationale: ...
         influenced_by: [approach]     # keys of earlier decisions (the influence DAG)
+      - decision: validation_response # written from the graph: a SPARQL query's rows are `rows`
+        query: SELECT ?name WHERE { ... }
+        chosen: "{% for r in rows %}{{ r.name }} {% endfor %}"
       - key: parts                    # a group of child plans run concurrently
         decision: subplan_parallel_spawn
         max_parallel: 2
@@ -132,6 +135,10 @@ class ScriptedActor:
                 found = next(
                     (d for d in ctx.decisions() if d.type == step["decision"] and d.question == question), None
                 )
+                if found is None and step.get("query"):
+                    # The decision is written from the graph: the query's rows are `rows`.
+                    rows = ctx.query(str(_render(step["query"], variables)))
+                    found = self._decide(ctx, step, question, {**variables, "rows": rows}, by_key)
                 by_key[key] = found or self._decide(ctx, step, question, variables, by_key)
             elif "tool" in step:
                 error = self._call(ctx, step, variables, by_key)
