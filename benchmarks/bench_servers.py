@@ -142,6 +142,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def cause(exc: BaseException) -> str:
+    """The first leaf of an exception group (a task group's failure wraps the real one)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"[:200]
+
+
 async def load(clients: int, seconds: float, connect: Callable[[], Any]) -> dict[str, Any]:
     """``clients`` loops, each in its own connection (``connect()`` is an async context
     manager yielding ``call() -> bool``), calling until ``seconds`` pass; False or an
@@ -159,13 +166,13 @@ async def load(clients: int, seconds: float, connect: Callable[[], Any]) -> dict
                         ok = await call()
                     except Exception as exc:  # counted, not fatal: the run measures errors
                         ok = False
-                        errors.append(f"{type(exc).__name__}: {exc}"[:200])
+                        errors.append(cause(exc))
                     else:
                         if not ok:
                             errors.append("error result")
                     samples.append(time.perf_counter() - start)
         except Exception as exc:  # a connection that failed or broke
-            errors.append(f"connection: {type(exc).__name__}: {exc}"[:200])
+            errors.append("connection: " + cause(exc))
 
     started = time.perf_counter()
     async with anyio.create_task_group() as tasks:

@@ -326,3 +326,24 @@ def test_the_plan_lifecycle_methods_drive_a_plan(ws: Workspace, tmp_path: Path) 
             )
         ]
     assert sorted(events) == ["plan_cancel", "plan_correct", "plan_prompt", "plan_use"]
+
+
+def test_task_saves_that_wait_for_the_writer_go_in_one_commit(ws: Workspace) -> None:
+    ops = workspace_operations(ws.data_dir, Config(ws.data_dir))
+    with ws.reader() as store:
+        before = store.head
+    with ws.writer():  # another writer holds the store: the first save waits with its task
+        threads = [
+            threading.Thread(
+                target=ops.save_task, args=(f"t{i}", "ctx", "TASK_STATE_COMPLETED", "{}"), kwargs={"identity": "a2a:t"}
+            )
+            for i in range(8)
+        ]
+        for thread in threads:
+            thread.start()
+        time.sleep(0.5)  # the other seven are queued behind it meanwhile
+    for thread in threads:
+        thread.join(60)
+    with ws.reader() as store:
+        assert store.head - before == 2  # the first task alone, then the seven that waited together
+    assert {p for p in ops.list_tasks("ctx")} == {"{}"} and len(ops.list_tasks("ctx")) == 8

@@ -48,9 +48,10 @@ def hooks(ws: Workspace, session: WriteSession, *, agent: str) -> EngineHooks:
     sandboxes (with ``record_decision`` registered), and Apply's merge of each sandbox."""
     router = plan_tools.register(sandboxes.router())
 
-    def tools(plan: PlanRecord, phase: str, record: Any) -> Any:
+    def tools(plan: PlanRecord, phase: str, extras: dict[str, Any]) -> Any:
         ctx = sandboxes.tool_context(ws, session, plan.node, read_only=plan.read_only, agent=agent)
-        ctx.extras[plan_tools.RECORDER] = record
+        ctx.handler_scope = extras.pop(plan_tools.HANDLER_SCOPE, None)
+        ctx.extras.update(extras)
 
         def call(name: str, arguments: dict[str, Any]) -> ToolResult:
             ctx.decision = arguments.pop("_decision", None)
@@ -73,7 +74,20 @@ def hooks(ws: Workspace, session: WriteSession, *, agent: str) -> EngineHooks:
             return ApplyOutcome("errored", message=f"uncommitted changes in the real checkout: {dirty}")
         return ApplyOutcome("applied", changed, message=f"{len(changed)} files changed")
 
-    return EngineHooks(apply=apply, tools=tools)
+    def before_spawn(plan: PlanRecord, decision: Decision) -> None:
+        """The parent's work so far, checkpointed at the spawn decision: the children fork
+        from it, and a correction of that decision rolls the parent back to it."""
+        sandboxes.checkpoint_in(
+            ws,
+            session,
+            plan.node,
+            label=f"before subplans of {decision.id}",
+            kind="workspace_snapshot",
+            decision=decision.iri,
+            agent=agent,
+        )
+
+    return EngineHooks(apply=apply, tools=tools, before_spawn=before_spawn)
 
 
 @contextmanager
