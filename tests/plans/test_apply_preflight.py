@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 from cleveragents.graph.workspace import Workspace
-from cleveragents.services import plans, projects, resources
+from cleveragents.services import plans, projects, resources, validation_commands
 from tests.sandbox.conftest import tree_bytes
 
 from .conftest import AGENT, write_action
@@ -86,3 +86,30 @@ def test_a_conflict_in_one_resource_applies_none_then_both(ws: Workspace, tmp_pa
     applied = plans.apply(ws, plan.id, agent=AGENT)
     assert applied.state == "applied", applied.error
     assert all((repo / "notes.txt").read_text() == "from the plan\n" for repo in repos.values())
+
+
+def test_a_failing_validation_command_errors_execute(ws: Workspace, tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "a")
+    resources.add(ws, repo, type_name="git-checkout", name="local/a", agent=AGENT)
+    projects.link(ws, "local/demo", "local/a", agent=AGENT)
+    validation_commands.set_validation(ws, "local/demo", test="grep plan notes.txt && exit 4", agent=AGENT)
+    one_repo = SCRIPT[
+        : SCRIPT.index(
+            "  - tool: write_file\n    decision_key: how\n    required: true\n    arguments: {resource: local/b"
+        )
+    ]
+    plans.create_action(ws, write_action(tmp_path, one_repo), {}, agent=AGENT)
+    plan = plans.use(
+        ws,
+        "local/demo-action",
+        ["demo"],
+        {"old": "x", "new": "from the plan\n"},
+        automation_level="review",
+        agent=AGENT,
+    )
+    # The command ran in the sandbox (it sees the plan's file) and its failure ends Execute.
+    assert (plan.phase, plan.state) == ("execute", "errored")
+    assert (
+        plan.error == "validation failed: test `grep plan notes.txt && exit 4` in local/a exited with 4: from the plan"
+    )
+    assert (repo / "notes.txt").read_text() == "original\n"
