@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 from cleveragents.graph.workspace import Workspace
+from cleveragents.plans.records import PlanRecord
 from cleveragents.services import plans, projects, resources, validation_commands
 from tests.sandbox.conftest import tree_bytes
 
@@ -41,6 +42,11 @@ def _head(repo: Path) -> str:
     return subprocess.check_output(["git", "rev-parse", "HEAD"], cwd=repo, text=True)
 
 
+def _use(ws: Workspace) -> PlanRecord:
+    new = {"old": "x", "new": "from the plan\n"}
+    return plans.use(ws, "local/demo-action", ["demo"], new, automation_level="review", agent=AGENT)
+
+
 def _repo(root: Path) -> Path:
     root.mkdir()
     (root / "notes.txt").write_text("original\n")
@@ -55,14 +61,7 @@ def test_a_conflict_in_one_resource_applies_none_then_both(ws: Workspace, tmp_pa
         resources.add(ws, repo, type_name="git-checkout", name=f"local/{name}", agent=AGENT)
         projects.link(ws, "local/demo", f"local/{name}", agent=AGENT)
     plans.create_action(ws, write_action(tmp_path, SCRIPT), {}, agent=AGENT)
-    plan = plans.use(
-        ws,
-        "local/demo-action",
-        ["demo"],
-        {"old": "x", "new": "from the plan\n"},
-        automation_level="review",
-        agent=AGENT,
-    )
+    plan = _use(ws)
     assert (plan.phase, plan.state) == ("execute", "complete"), plan.error
 
     # Someone changes b's file since the sandboxes forked: b would conflict.
@@ -99,14 +98,7 @@ def test_a_failing_validation_command_errors_execute(ws: Workspace, tmp_path: Pa
         )
     ]
     plans.create_action(ws, write_action(tmp_path, one_repo), {}, agent=AGENT)
-    plan = plans.use(
-        ws,
-        "local/demo-action",
-        ["demo"],
-        {"old": "x", "new": "from the plan\n"},
-        automation_level="review",
-        agent=AGENT,
-    )
+    plan = _use(ws)
     # The command ran in the sandbox (it sees the plan's file) and its failure ends Execute.
     assert (plan.phase, plan.state) == ("execute", "errored")
     assert (
