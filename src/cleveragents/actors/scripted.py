@@ -12,6 +12,13 @@ through the tool router.
         confidence: 0.9
         rationale: ...
         influenced_by: [approach]     # keys of earlier decisions (the influence DAG)
+      - key: parts                    # a group of child plans run concurrently
+        decision: subplan_parallel_spawn
+        max_parallel: 2
+      - decision: subplan_spawn       # one child plan: an action and its arguments
+        parent: parts
+        action: local/rename-function
+        arguments: {old_name: a, new_name: b}
     execute:
       - decision: implementation_choice ...
       - tool: edit_file               # a call through the tool router
@@ -19,8 +26,15 @@ through the tool router.
         for_each: |                   # optional SPARQL; each row's variables fill the templates
           SELECT ?path WHERE { ... }
         arguments: {path: "{{ path }}", old: "{{ old_name }}", new: "{{ new_name }}"}
+      - tool: create-subplan          # realize the spawn decision: run the children, merge them
+        decision_key: parts
+        required: true
       - revert: "findings"            # revert to Strategize (only on the attempts listed in `on_attempt`)
         on_attempt: [1]
+
+A ``required`` tool step fails the phase when the call is refused or when its result says
+``ok: false`` (``run_command`` with a non-zero exit code or a timeout; ``create-subplan``
+with a failed child), with the tool's own account in the phase's error.
 
 Templates are Jinja2 (sandboxed, strict) over the plan's arguments, the row's variables
 and ``plan`` (id, description). A decision step already in the plan's current tree (same
@@ -44,7 +58,7 @@ from cleveragents.plans.vocabulary import DECISION_TYPES
 
 PREFIX: Final = "scripted:"
 _STEP_KINDS: Final = ("decision", "tool", "revert", "fail")
-_ENV = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
+_ENV = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
 
 
 def _render(value: Any, variables: dict[str, Any]) -> Any:
@@ -173,6 +187,8 @@ class ScriptedActor:
                 influenced_by=tuple(upstream),
                 context_hash=step.get("context_hash"),
                 max_parallel=step.get("max_parallel"),
+                subplan_action=_render(step["action"], variables) if step.get("action") else None,
+                subplan_arguments=_render(step.get("arguments"), variables) if step.get("arguments") else None,
             )
         )
 
@@ -189,7 +205,29 @@ class ScriptedActor:
             arguments = _render(step.get("arguments") or {}, {**variables, **row})
             decision = by_key.get(step["decision_key"]) if step.get("decision_key") else None
             result = ctx.call_tool(step["tool"], {**arguments, **({"_decision": decision.iri} if decision else {})})
-            ok = getattr(result, "ok", True)
-            if not ok and step.get("required", False):
-                return f"tool {step['tool']} failed: {getattr(result, 'error', '')}"
+            if step.get("required", False):
+                failure = _failure(step["tool"], result)
+                if failure:
+                    return failure
         return ""
+
+
+def _failure(tool: str, result: Any) -> str:
+    """Why a call failed: refused, or its result says ``ok: false`` (a command's exit code,
+    a timeout, a failed subplan); "" when it succeeded."""
+    if not getattr(result, "ok", True):
+        return f"tool {tool} failed: {getattr(result, 'error', '')}"
+    content = getattr(result, "content", None)
+    if not isinstance(content, dict) or content.get("ok", True):
+        return ""
+    if "exit_code" in content:
+        how = "timed out" if content.get("timed_out") else f"exited with {content.get('exit_code')}"
+        output = (str(content.get("stderr") or "").strip() or str(content.get("stdout") or "").strip())[-800:]
+        return f"tool {tool}: `{content.get('command', '')}` {how}" + (f": {output}" if output else "")
+    if "subplans" in content:
+        failed = [s for s in content["subplans"] if s.get("status") not in {"merged", "unchanged"}]
+        listed = "; ".join(
+            f"subplan {s.get('subplan_id') or '-'} {s['status']}: {s.get('message', '')}" for s in failed
+        )
+        return f"tool {tool}: {len(failed)} of {len(content['subplans'])} subplans did not finish: {listed}"
+    return f"tool {tool} reported failure: {content}"

@@ -25,6 +25,7 @@ from cleveragents.errors import DatabaseError, QuerySyntaxError, StoreLockedErro
 from cleveragents.graph import layout
 from cleveragents.graph.layout import HEAD, PUBLISHING, IntervalGraph
 from cleveragents.graph.publish import finish_publication
+from cleveragents.graph.results import GraphName, solutions
 from cleveragents.graph.sparql_guard import refuse_services
 from cleveragents.terms import PREFIXES
 
@@ -38,7 +39,8 @@ class View:
     revision: int
     graphs: tuple[ox.NamedNode | ox.DefaultGraph, ...]
 
-    def default_graph(self) -> list[ox.NamedNode | ox.DefaultGraph]:
+    def default_graph(self) -> list[GraphName]:
+        """The graphs as ``Store.query``'s ``default_graph``."""
         return list(self.graphs)
 
 
@@ -147,8 +149,7 @@ class GraphStore:
         """The last published revision (0 for a store that has never been written)."""
         if self._head is None:
             self._head = 0
-            for quad in self.raw.quads_for_pattern(layout.STORE_NODE, HEAD, None, layout.META):
-                self._head = int(quad.object.value)
+            self._head = self._meta_integer(HEAD) or 0
         return self._head
 
     def interval_graphs(self) -> dict[ox.NamedNode, IntervalGraph]:
@@ -173,14 +174,17 @@ class GraphStore:
         wanted = set(others)
         if not wanted or next(iter(self.raw.quads_for_pattern(None, None, None, graph)), None) is None:
             return []
-        rows = self.raw.query(
-            f"SELECT ?s ?p ?o ?g WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} GRAPH ?g {{ ?s ?p ?o }} FILTER(?g != {graph}) }}"
+        rows = solutions(
+            self.raw.query(
+                f"SELECT ?s ?p ?o ?g WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} "
+                f"GRAPH ?g {{ ?s ?p ?o }} FILTER(?g != {graph}) }}"
+            )
         )
         return [ox.Quad(r["s"], r["p"], r["o"], r["g"]) for r in rows if r["g"] in wanted]
 
     def count(self, graph: ox.NamedNode) -> int:
         """Triples in one graph, counted inside Oxigraph."""
-        row = next(iter(self.raw.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }}")))
+        row = next(iter(solutions(self.raw.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }}"))))
         return int(row["n"].value)
 
     def graph_quads(self, graph: ox.NamedNode | ox.DefaultGraph | None = None) -> Iterator[ox.Quad]:
@@ -231,8 +235,13 @@ class GraphStore:
     @property
     def publishing(self) -> int | None:
         """The revision whose publication was started and not finished, if any."""
-        for quad in self.raw.quads_for_pattern(layout.STORE_NODE, PUBLISHING, None, layout.META):
-            return int(quad.object.value)
+        return self._meta_integer(PUBLISHING)
+
+    def _meta_integer(self, predicate: ox.NamedNode) -> int | None:
+        """The integer the store's META graph records for ``predicate`` (head, publishing)."""
+        for quad in self.raw.quads_for_pattern(layout.STORE_NODE, predicate, None, layout.META):
+            if isinstance(quad.object, ox.Literal):
+                return int(quad.object.value)
         return None
 
     def discard_unpublished(self) -> None:
@@ -265,7 +274,7 @@ class GraphStore:
                 sparql,
                 prefixes=PREFIXES,
                 default_graph=view.default_graph(),
-                named_graphs=named_graphs,
+                named_graphs=[*named_graphs] if named_graphs is not None else None,
                 substitutions={ox.Variable(k): v for k, v in bindings.items()} if bindings else None,
             )
         except SyntaxError as exc:

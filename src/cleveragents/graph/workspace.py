@@ -137,7 +137,7 @@ def shapes_validator(raw: ox.Store) -> Any:
         [q.triple for q in raw.quads_for_pattern(None, None, None, layout.SHAPES)],
         format=ox.RdfFormat.N_TRIPLES,
     )
-    return compile_shapes(body)
+    return compile_shapes(body or b"")  # serialize returns bytes when given no output
 
 
 def validate_current(store: GraphStore) -> list[Any]:

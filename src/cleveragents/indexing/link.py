@@ -22,6 +22,9 @@ UNIQUE_SIMPLE_CONFIDENCE = 0.5
 AMBIGUOUS_SIMPLE_CONFIDENCE = 0.3
 MAX_SIMPLE_CANDIDATES = 3
 ANY_NAMESPACE = "*"
+# A symbol only its own file's references name (an analyzer's external-symbol node,
+# ``~external:<path>:<qualified>``): never a bare-name candidate for another file.
+PRIVATE_SYMBOL = "~"
 
 
 def simple_part(name: str) -> str:
@@ -37,6 +40,8 @@ class SymbolTable:
 
     def define(self, namespace: str, name: str, iri: str) -> None:
         self.qualified[namespace].setdefault(name, []).append(iri)
+        if name.startswith(PRIVATE_SYMBOL):
+            return  # reachable by its exact name only: no bare-name match may land on it
         self.simple[namespace].setdefault(simple_part(name), []).append(iri)
         self.roots[namespace].add(_root(name))
 

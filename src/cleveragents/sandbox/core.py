@@ -24,6 +24,7 @@ import json
 import os
 import re
 import shutil
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -44,6 +45,9 @@ SUPPORTED: Final = (GIT_CHECKOUT, FS_DIRECTORY)
 # when `add -A` and `clean` look for untracked files.
 SANDBOX_CONFIG: Final = ("core.untrackedCache=true",)
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+# Sandboxes of subplans running in parallel threads are created one at a time: `git
+# worktree add` on one repository from several threads at once races for its admin files.
+_CREATING = threading.Lock()
 
 
 class ResourceLike(Protocol):
@@ -188,7 +192,7 @@ class Sandbox:
     def root(self) -> Path:
         """The sandbox's working directory, created on first use."""
         if not self.materialized:
-            with self._locked():
+            with _CREATING, self._locked():
                 if not self.materialized:
                     self._create()
         self._finish_rollback()

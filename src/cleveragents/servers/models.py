@@ -177,6 +177,17 @@ class PlanResult(BaseModel):
     audit_event: str | None = None
 
 
+class PlanArtifacts(BaseModel):
+    """What a plan has produced: an A2A task's artifacts, ``_cleveragents/plan/artifacts``."""
+
+    plan: dict[str, Any]
+    changeset: list[dict[str, Any]] = Field(
+        description="per sandbox: resource, kind, branch, fork, changed files (status, path), checkpoints"
+    )
+    diff: dict[str, str] = Field(description="resource name -> unified diff of its sandbox against the fork")
+    report: str = Field(description="markdown: the plan, its outcome, its decisions and the files it changed")
+
+
 class PlanTree(BaseModel):
     plan: dict[str, Any]
     decisions: list[dict[str, Any]] = Field(description="the plan's decisions and its subplans', in sequence")
