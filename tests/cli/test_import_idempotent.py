@@ -5,7 +5,6 @@ re-import after something of it was removed puts back exactly what is missing.""
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 from tests.cli.test_graph_cli import Cli, initialized_cli
 

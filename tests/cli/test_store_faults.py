@@ -61,6 +61,12 @@ def test_a_full_disk_is_disk_full_and_keeps_no_part_of_the_write(cli: Cli, tmp_p
     assert head(cli) == before + 1
 
 
+WRITER_AND_READER = (
+    ("graph", "update", "INSERT DATA { <urn:ex:a> <urn:ex:p> 1 }"),
+    ("graph", "query", "ASK { ?s ?p ?o }"),
+)
+
+
 def largest_sst(cli: Cli) -> Path:
     return max((cli.data_dir / "store" / "oxigraph").glob("*.sst"), key=lambda p: p.stat().st_size)
 
@@ -70,7 +76,7 @@ def test_a_truncated_store_file_is_store_corrupt_for_writers_and_readers(cli: Cl
     sst = largest_sst(cli)
     with sst.open("r+b") as handle:
         handle.truncate(sst.stat().st_size // 3)
-    for args in (("graph", "update", "INSERT DATA { <urn:ex:a> <urn:ex:p> 1 }"), ("graph", "query", "ASK { ?s ?p ?o }")):
+    for args in WRITER_AND_READER:
         result = cli(*args, fmt="json")
         assert result.code == 1, result.out
         error = error_of(result)
@@ -80,7 +86,7 @@ def test_a_truncated_store_file_is_store_corrupt_for_writers_and_readers(cli: Cl
 
 def test_a_missing_current_file_is_store_corrupt(cli: Cli):
     (cli.data_dir / "store" / "oxigraph" / "CURRENT").unlink()
-    for args in (("graph", "update", "INSERT DATA { <urn:ex:a> <urn:ex:p> 1 }"), ("graph", "query", "ASK { ?s ?p ?o }")):
+    for args in WRITER_AND_READER:
         result = cli(*args, fmt="json")
         assert result.code == 1, result.out
         assert error_of(result)["code"] == "STORE_CORRUPT", result.out

@@ -131,7 +131,7 @@ def _serve(
 @dataclass(eq=False)
 class _Worker:
     process: Any
-    conn: Connection
+    conn: Any  # the parent's end of a Pipe (a Connection)
     job: int | None = None
     deadline: float = 0.0
     ready: bool = False
