@@ -38,6 +38,7 @@ def show_plan(out: OutputSession, app_ctx: AppContext, plan: PlanRecord, allowed
         ("action", "Action", plan.action or ""),
         ("projects", "Projects", listed(plan.projects, structured)),
         ("automation_level", "Automation Level", plan.automation_level),
+        ("read_only", "Read Only", plan.read_only),
         ("awaiting_decision", "Awaiting Approval", data["awaiting_decision"] or ""),
         ("description", "Description", plan.description),
         ("definition_of_done", "Definition of Done", plan.definition_of_done),

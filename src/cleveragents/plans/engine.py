@@ -563,16 +563,32 @@ class PlanEngine:
 
     def _enforce_invariants(self, plan: PlanRecord, run: ox.NamedNode) -> None:
         """The reconciled invariant view as invariant_enforced decisions (each one once per
-        plan; a corrected, superseded one is not re-added)."""
+        plan; a corrected, superseded one is not re-added). A child plan inherits its
+        parent's reconciled view; a root plan's Invariant Reconciliation Actor, if it has
+        one, names the conflicting pairs and the precedence settles each pair."""
         enforced = {
             row["i"].value
             for row in self.store.query(
                 f"SELECT ?i WHERE {{ ?d ca:belongsToPlan {plan.node} ; ca:enforcesInvariant ?i }}"
             )
         }
-        for inv in invariants.effective(self.store, plan.node):
+        overridden: dict[str, tuple[invariants.Invariant, str]] = {}
+        if plan.parent:
+            candidates = kept = invariants.inherited(self.store, plan.node, ox.NamedNode(plan.parent))
+        else:
+            candidates = invariants.effective(self.store, plan.node)
+            conflicts = self._invariant_conflicts(plan, candidates) if len(candidates) > 1 else []
+            kept, overridden = invariants.resolve_conflicts(candidates, conflicts)
+        losers = {inv.iri: inv for inv in candidates}
+        for inv in kept:
             if inv.iri in enforced:
                 continue
+            beaten = [(loser, reason) for loser, (winner, reason) in overridden.items() if winner.iri == inv.iri]
+            rationale = f"{inv.scope} invariant {inv.id}" + (f" of {ulid_of(inv.target)}" if inv.target else "")
+            for loser, reason in beaten:
+                rationale += f"; overrides {losers[loser].scope} invariant {ulid_of(loser)}" + (
+                    f" ({reason})" if reason else ""
+                )
             decisions.record(
                 self.writer,
                 plan.node,
@@ -580,12 +596,28 @@ class PlanEngine:
                     type="invariant_enforced",
                     chosen=inv.text,
                     question="Which constraints bind this plan?",
-                    rationale=f"{inv.scope} invariant {inv.id}" + (f" of {ulid_of(inv.target)}" if inv.target else ""),
+                    alternatives=tuple(losers[loser].text for loser, _ in beaten),
+                    rationale=rationale,
                     invariant=inv.iri,
                 ),
                 run=run,
                 agent=self.agent,
             )
+
+    def _invariant_conflicts(
+        self, plan: PlanRecord, candidates: list[invariants.Invariant]
+    ) -> list[invariants.InvariantConflict]:
+        """The conflicting pairs the plan's Invariant Reconciliation Actor finds (none
+        without one)."""
+        if not plan.invariant_actor:
+            return []
+        actor = self.resolve_actor(plan.invariant_actor)
+        judge = getattr(actor, "find_invariant_conflicts", None)
+        if judge is None:
+            raise ValidationError(
+                f"actor '{plan.invariant_actor}' cannot reconcile invariants (it has no find_invariant_conflicts)"
+            )
+        return list(judge(plan, candidates))
 
     def _context(
         self, plan: PlanRecord, phase: str, run: ox.NamedNode, findings: str, guidance: Sequence[str]

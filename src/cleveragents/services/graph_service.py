@@ -22,6 +22,7 @@ from cleveragents.graph.store import syntax_error
 from cleveragents.graph.workspace import Workspace, validate_current
 from cleveragents.indexing.content import content_store
 from cleveragents.iris import parse_iri
+from cleveragents.plans import provenance
 from cleveragents.services.query_runner import QueryOutcome, run_with_timeout
 from cleveragents.services.sparql_update import parse_update
 from cleveragents.terms import GENID, PREFIXES
@@ -321,13 +322,24 @@ class BlameLine:
     span: hist.TripleSpan
     asserted_by: hist.CommitInfo | None
     retracted_by: hist.CommitInfo | None
+    # The applied plan and its decision (ULIDs) that produced the revision asserting the triple.
+    plan: str | None = None
+    decision: str | None = None
 
 
 def blame(ws: Workspace, iri: str, *, include_retracted: bool = False) -> list[BlameLine]:
-    """For each triple of the node: the commit that asserted it (and retracted it)."""
+    """For each triple of the node: the commit that asserted it (and retracted it), and the
+    plan and decision behind that commit where a plan produced it."""
     spans, commits = node_history(ws, iri)
+    with ws.reader() as store:
+        deciding = provenance.deciding_decisions(store, parse_iri(iri).value)
     lines = [
-        BlameLine(s, commits.get(s.start), commits.get(s.end) if s.end is not None else None)
+        BlameLine(
+            s,
+            commits.get(s.start),
+            commits.get(s.end) if s.end is not None else None,
+            *deciding.get(s.start, (None, None)),
+        )
         for s in spans
         if not s.inferred and (include_retracted or s.end is None)
     ]

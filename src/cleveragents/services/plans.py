@@ -64,7 +64,7 @@ def hooks(ws: Workspace, session: WriteSession, *, agent: str) -> EngineHooks:
 
     def apply(plan: PlanRecord) -> ApplyOutcome:
         results = sandboxes.apply(ws, plan.id)
-        changed = tuple(f"{r.resource}:{c.path}" for r in results for c in r.changed_files)
+        changed = tuple(f"{r.resource}:{c.path}" for r in results if r.status == "applied" for c in r.changed_files)
         conflicts = tuple(f"{r.resource}:{path}" for r in results for path in r.conflicts)
         refused = [r for r in results if r.status == "refused"]
         if conflicts:
@@ -310,7 +310,9 @@ def list_invariants(ws: Workspace, scope: str | None, ref: str | None, *, effect
         if effective:
             if scope != "plan":
                 raise ValidationError("--effective shows a plan's reconciled view: give --plan ID")
-            return invariants.effective(store, records.resolve(store, ref))
+            node = records.resolve(store, ref)
+            # Once Strategize has reconciled them, the view is what the plan enforces.
+            return invariants.enforced(store, node) or invariants.effective(store, node)
         target = _scope_target(store, scope, ref) if scope else None
         return invariants.list_scope(store, scope, target)
 
