@@ -25,6 +25,7 @@ from cleveragents.indexing.indexer import (
     Progress,
     Target,
 )
+from cleveragents.indexing.limits import FileLimits
 from cleveragents.indexing.plugins import AnalyzerSet, load_analyzers
 from cleveragents.indexing.sources import DirectorySnapshot, GitWorkTreeSnapshot, Snapshot
 from cleveragents.indexing.watch import watch as watch_roots
@@ -42,6 +43,10 @@ def options_from(config: Config) -> IndexOptions:
     return IndexOptions(
         max_file_bytes=int(config.value("index.max_file_bytes")),
         batch_files=int(config.value("index.commit_batch_files")),
+        limits=FileLimits(
+            seconds=float(config.value("index.file_time_limit")),
+            memory_mb=int(config.value("index.file_memory_limit")),
+        ),
     )
 
 

@@ -91,7 +91,7 @@ def _load_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
-def _triples(node: ox.NamedNode, kind: str, name: str, body: dict[str, Any], source: str,
+def entry_triples(node: ox.NamedNode, kind: str, name: str, body: dict[str, Any], source: str,
              capability: Capability) -> list[tuple[Any, Any, Any]]:
     cls = "Validation" if kind == "validation" else "Tool"
     return [
@@ -119,7 +119,7 @@ def _register(ws: Workspace, rows: list[tuple[str, str, dict[str, Any], str, Cap
             if existing is not None and not update:
                 raise ConflictError(f"tool '{name}' is registered already", suggestions=["add --update to replace it"])
             node = existing if existing is not None else entities.new_iri("tool")[0]
-            wanted = _triples(node, kind, name, body, source, capability)
+            wanted = entry_triples(node, kind, name, body, source, capability)
             if extra.get("wraps") is not None:
                 wanted.append((node, P["wraps"], extra["wraps"]))
             if kind == "validation":
