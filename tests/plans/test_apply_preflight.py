@@ -8,7 +8,8 @@ import subprocess
 from pathlib import Path
 
 from cleveragents.graph.workspace import Workspace
-from cleveragents.services import plans, projects, resources
+from cleveragents.plans.records import PlanRecord
+from cleveragents.services import plans, projects, resources, validation_commands
 from tests.sandbox.conftest import tree_bytes
 
 from .conftest import AGENT, write_action
@@ -41,6 +42,11 @@ def _head(repo: Path) -> str:
     return subprocess.check_output(["git", "rev-parse", "HEAD"], cwd=repo, text=True)
 
 
+def _use(ws: Workspace) -> PlanRecord:
+    new = {"old": "x", "new": "from the plan\n"}
+    return plans.use(ws, "local/demo-action", ["demo"], new, automation_level="review", agent=AGENT)
+
+
 def _repo(root: Path) -> Path:
     root.mkdir()
     (root / "notes.txt").write_text("original\n")
@@ -55,14 +61,7 @@ def test_a_conflict_in_one_resource_applies_none_then_both(ws: Workspace, tmp_pa
         resources.add(ws, repo, type_name="git-checkout", name=f"local/{name}", agent=AGENT)
         projects.link(ws, "local/demo", f"local/{name}", agent=AGENT)
     plans.create_action(ws, write_action(tmp_path, SCRIPT), {}, agent=AGENT)
-    plan = plans.use(
-        ws,
-        "local/demo-action",
-        ["demo"],
-        {"old": "x", "new": "from the plan\n"},
-        automation_level="review",
-        agent=AGENT,
-    )
+    plan = _use(ws)
     assert (plan.phase, plan.state) == ("execute", "complete"), plan.error
 
     # Someone changes b's file since the sandboxes forked: b would conflict.
@@ -86,3 +85,23 @@ def test_a_conflict_in_one_resource_applies_none_then_both(ws: Workspace, tmp_pa
     applied = plans.apply(ws, plan.id, agent=AGENT)
     assert applied.state == "applied", applied.error
     assert all((repo / "notes.txt").read_text() == "from the plan\n" for repo in repos.values())
+
+
+def test_a_failing_validation_command_errors_execute(ws: Workspace, tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "a")
+    resources.add(ws, repo, type_name="git-checkout", name="local/a", agent=AGENT)
+    projects.link(ws, "local/demo", "local/a", agent=AGENT)
+    validation_commands.set_validation(ws, "local/demo", test="grep plan notes.txt && exit 4", agent=AGENT)
+    one_repo = SCRIPT[
+        : SCRIPT.index(
+            "  - tool: write_file\n    decision_key: how\n    required: true\n    arguments: {resource: local/b"
+        )
+    ]
+    plans.create_action(ws, write_action(tmp_path, one_repo), {}, agent=AGENT)
+    plan = _use(ws)
+    # The command ran in the sandbox (it sees the plan's file) and its failure ends Execute.
+    assert (plan.phase, plan.state) == ("execute", "errored")
+    assert (
+        plan.error == "validation failed: test `grep plan notes.txt && exit 4` in local/a exited with 4: from the plan"
+    )
+    assert (repo / "notes.txt").read_text() == "original\n"

@@ -66,6 +66,9 @@ class EngineHooks:
     tools: Callable[[PlanRecord, str, dict[str, Any]], Callable[[str, dict[str, Any]], Any]] | None = None
     after_apply: Callable[[PlanRecord, ApplyOutcome], None] | None = None
     before_spawn: Callable[[PlanRecord, Decision], None] | None = None
+    # The validation commands of the plan's projects, run in its sandboxes when Execute
+    # completes: "" when they pass (or there are none), else what failed.
+    validate: Callable[[PlanRecord], str] | None = None
     extras: dict[str, Any] = field(default_factory=dict)
 
 
@@ -392,6 +395,10 @@ class PlanEngine:
         except Exception as exc:  # an actor bug ends the phase as errored, with its message
             outcome = PhaseOutcome(status="error", error=f"{type(exc).__name__}: {exc}")
         plan = self.plan(plan.id)
+        if phase == "execute" and outcome.status == "complete" and self.hooks.validate is not None:
+            failed = self.hooks.validate(plan)
+            if failed:
+                outcome = PhaseOutcome(status="error", error=f"validation failed: {failed}")
         if outcome.status == "revert":
             if phase != "execute":
                 outcome = PhaseOutcome(status="error", error="only Execute (or Apply) may revert to Strategize")
