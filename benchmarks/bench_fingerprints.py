@@ -61,9 +61,12 @@ def analyzer_at(revision: str, workdir: Path) -> Callable[[SourceFile], object]:
     return python.PythonAnalyzer().analyze  # type: ignore[no-any-return]
 
 
+_GRAMMAR = current._grammar
+
+
 @cache
 def _grammar_without_fingerprints() -> object:
-    grammar = current._grammar()
+    grammar = _GRAMMAR()
     return type(grammar)(ts.Query(ts.Language(tree_sitter_python.language()), current._QUERY_TEXT), grammar.kinds)
 
 
