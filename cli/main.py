@@ -50,7 +50,9 @@ from . import (
     resource_cmd,
     sandbox_cmd,
     serve_cmd,
+    session_cmd,
     show_cmd,
+    skill_cmd,
     tool_cmd,
 )
 from .invocation import AppContext
@@ -207,6 +209,8 @@ def build_app() -> typer.Typer:
     app.add_typer(actor_cmd.app, name="actor")
     app.add_typer(tool_cmd.app, name="tool")
     app.add_typer(tool_cmd.validation_app, name="validation")
+    app.add_typer(session_cmd.app, name="session")
+    app.add_typer(skill_cmd.app, name="skill")
     app.add_typer(mcp_cmd.app, name="mcp")
     app.command("serve")(serve_cmd.serve_command)
     app.command("index")(index_cmd.index_command)

@@ -69,6 +69,12 @@ def test_a_plan_runs_strategize_and_execute_with_an_llm_actor(ws: Workspace, mod
         threads = {row["t"].value for row in store.query(
             "SELECT DISTINCT ?t WHERE { ?c a ca:ActorCheckpoint ; ca:threadId ?t }")}
     assert threads == {f"{plan.id}/strategize/1", f"{plan.id}/execute/1"}
+    # Usage per phase run, from the provider's usage metadata, summed by the plan-cost query's pattern.
+    with ws.reader() as store:
+        calls = sorted(int(row["calls"].value) for row in store.query(
+            "SELECT ?calls WHERE { ?r ca:runOfPlan ?p ; ca:modelCalls ?calls ; ca:inputTokens ?i ; "
+            "ca:usageModel \"openai-compatible/gpt-4o-mini\" }"))
+    assert calls == [2, 3]  # Execute: 2 model calls, Strategize: 3
 
 
 def test_a_provider_failure_errors_the_plan_and_resume_continues_the_thread(ws, model_server):

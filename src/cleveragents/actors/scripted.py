@@ -35,6 +35,13 @@ through the tool router.
       - revert: "findings"            # revert to Strategize (only on the attempts listed in `on_attempt`)
         on_attempt: [1]
 
+As the plan's Invariant Reconciliation Actor (``invariant_actor: scripted:PATH``) the
+script names the invariants that contradict each other; the precedence keeps one of each:
+
+    invariants:
+      - conflict: ["Keep a deprecated alias", "Remove old names completely"]
+        reason: an alias is an old name
+
 A ``required`` tool step fails the phase when the call is refused or when its result says
 ``ok: false`` (``run_command`` with a non-zero exit code or a timeout; ``create-subplan``
 with a failed child), with the tool's own account in the phase's error.
@@ -47,6 +54,7 @@ it stopped, and a corrected decision's replacement stands.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -57,6 +65,8 @@ from jinja2.sandbox import SandboxedEnvironment
 from cleveragents.errors import ValidationError
 from cleveragents.plans.actor import PhaseOutcome, PlanContext
 from cleveragents.plans.decisions import Decision, DecisionInput
+from cleveragents.plans.invariants import Invariant, InvariantConflict
+from cleveragents.plans.records import PlanRecord
 from cleveragents.plans.vocabulary import DECISION_TYPES
 
 PREFIX: Final = "scripted:"
@@ -86,9 +96,17 @@ def load_script(path: Path) -> dict[str, list[dict[str, Any]]]:
         raise ValidationError(f"cannot read the script {path}: {exc.strerror}") from None
     except yaml.YAMLError as exc:
         raise ValidationError(f"the script {path} is not valid YAML: {exc}") from None
-    if not isinstance(body, dict) or set(body) - {"strategize", "execute"}:
-        raise ValidationError(f"the script {path} has the keys strategize and execute, each a list of steps")
+    if not isinstance(body, dict) or set(body) - {"strategize", "execute", "invariants"}:
+        raise ValidationError(
+            f"the script {path} has the keys strategize and execute (each a list of steps) and invariants"
+        )
     out: dict[str, list[dict[str, Any]]] = {}
+    rules = body.get("invariants") or []
+    if not isinstance(rules, list) or not all(
+        isinstance(r, dict) and isinstance(r.get("conflict"), list) and len(r["conflict"]) == 2 for r in rules
+    ):
+        raise ValidationError(f"{path}: invariants is a list of {{conflict: [TEXT, TEXT], reason: TEXT}}")
+    out["invariants"] = rules
     for phase in ("strategize", "execute"):
         steps = body.get(phase) or []
         if not isinstance(steps, list):
@@ -112,6 +130,17 @@ class ScriptedActor:
 
     def strategize(self, ctx: PlanContext) -> PhaseOutcome:
         return self._play(ctx, self.script.get("strategize", []))
+
+    def find_invariant_conflicts(self, plan: PlanRecord, candidates: Sequence[Invariant]) -> list[InvariantConflict]:
+        """As an Invariant Reconciliation Actor: the script's ``invariants`` rules whose two
+        texts (compared without case and spacing) both apply to the plan."""
+        by_text = {_normal(inv.text): inv for inv in candidates}
+        found = []
+        for rule in self.script.get("invariants", []):
+            first, second = (by_text.get(_normal(str(t))) for t in rule["conflict"])
+            if first is not None and second is not None:
+                found.append(InvariantConflict(first.iri, second.iri, str(rule.get("reason", ""))))
+        return found
 
     def execute(self, ctx: PlanContext) -> PhaseOutcome:
         return self._play(ctx, self.script.get("execute", []))
@@ -217,6 +246,10 @@ class ScriptedActor:
                 if failure:
                     return failure
         return ""
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split())
 
 
 def _failure(tool: str, result: Any) -> str:

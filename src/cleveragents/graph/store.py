@@ -21,7 +21,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from cleveragents.errors import DatabaseError, QuerySyntaxError, StoreLockedError
+from cleveragents.errors import DatabaseError, QuerySyntaxError, StoreLockedError, fault_error
 from cleveragents.graph import layout
 from cleveragents.graph.layout import HEAD, PUBLISHING, IntervalGraph
 from cleveragents.graph.publish import finish_publication
@@ -73,7 +73,7 @@ class GraphStore:
                 break
             except OSError as exc:
                 if "lock" not in str(exc).lower():
-                    raise DatabaseError(f"cannot open the store at {path}: {exc}") from None
+                    raise fault_error(exc) or DatabaseError(f"cannot open the store at {path}: {exc}") from None
             if time.monotonic() >= deadline:
                 waited = f" (waited {wait:g} s)" if wait > 0 else ""
                 raise StoreLockedError(
@@ -110,7 +110,9 @@ class GraphStore:
                 # same moment can delete one of them under it. A fresh open sees the new set.
                 failures += 1
                 if failures > 20:
-                    raise DatabaseError(f"cannot open the store at {path} read-only: {exc}") from None
+                    raise fault_error(exc) or DatabaseError(
+                        f"cannot open the store at {path} read-only: {exc}"
+                    ) from None
                 time.sleep(0.05)
                 continue
             if publishing is None:

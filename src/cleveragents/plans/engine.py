@@ -66,6 +66,9 @@ class EngineHooks:
     tools: Callable[[PlanRecord, str, dict[str, Any]], Callable[[str, dict[str, Any]], Any]] | None = None
     after_apply: Callable[[PlanRecord, ApplyOutcome], None] | None = None
     before_spawn: Callable[[PlanRecord, Decision], None] | None = None
+    # The validation commands of the plan's projects, run in its sandboxes when Execute
+    # completes: "" when they pass (or there are none), else what failed.
+    validate: Callable[[PlanRecord], str] | None = None
     extras: dict[str, Any] = field(default_factory=dict)
 
 
@@ -392,6 +395,10 @@ class PlanEngine:
         except Exception as exc:  # an actor bug ends the phase as errored, with its message
             outcome = PhaseOutcome(status="error", error=f"{type(exc).__name__}: {exc}")
         plan = self.plan(plan.id)
+        if phase == "execute" and outcome.status == "complete" and self.hooks.validate is not None:
+            failed = self.hooks.validate(plan)
+            if failed:
+                outcome = PhaseOutcome(status="error", error=f"validation failed: {failed}")
         if outcome.status == "revert":
             if phase != "execute":
                 outcome = PhaseOutcome(status="error", error="only Execute (or Apply) may revert to Strategize")
@@ -563,16 +570,32 @@ class PlanEngine:
 
     def _enforce_invariants(self, plan: PlanRecord, run: ox.NamedNode) -> None:
         """The reconciled invariant view as invariant_enforced decisions (each one once per
-        plan; a corrected, superseded one is not re-added)."""
+        plan; a corrected, superseded one is not re-added). A child plan inherits its
+        parent's reconciled view; a root plan's Invariant Reconciliation Actor, if it has
+        one, names the conflicting pairs and the precedence settles each pair."""
         enforced = {
             row["i"].value
             for row in self.store.query(
                 f"SELECT ?i WHERE {{ ?d ca:belongsToPlan {plan.node} ; ca:enforcesInvariant ?i }}"
             )
         }
-        for inv in invariants.effective(self.store, plan.node):
+        overridden: dict[str, tuple[invariants.Invariant, str]] = {}
+        if plan.parent:
+            candidates = kept = invariants.inherited(self.store, plan.node, ox.NamedNode(plan.parent))
+        else:
+            candidates = invariants.effective(self.store, plan.node)
+            conflicts = self._invariant_conflicts(plan, candidates) if len(candidates) > 1 else []
+            kept, overridden = invariants.resolve_conflicts(candidates, conflicts)
+        losers = {inv.iri: inv for inv in candidates}
+        for inv in kept:
             if inv.iri in enforced:
                 continue
+            beaten = [(loser, reason) for loser, (winner, reason) in overridden.items() if winner.iri == inv.iri]
+            rationale = f"{inv.scope} invariant {inv.id}" + (f" of {ulid_of(inv.target)}" if inv.target else "")
+            for loser, reason in beaten:
+                rationale += f"; overrides {losers[loser].scope} invariant {ulid_of(loser)}" + (
+                    f" ({reason})" if reason else ""
+                )
             decisions.record(
                 self.writer,
                 plan.node,
@@ -580,12 +603,28 @@ class PlanEngine:
                     type="invariant_enforced",
                     chosen=inv.text,
                     question="Which constraints bind this plan?",
-                    rationale=f"{inv.scope} invariant {inv.id}" + (f" of {ulid_of(inv.target)}" if inv.target else ""),
+                    alternatives=tuple(losers[loser].text for loser, _ in beaten),
+                    rationale=rationale,
                     invariant=inv.iri,
                 ),
                 run=run,
                 agent=self.agent,
             )
+
+    def _invariant_conflicts(
+        self, plan: PlanRecord, candidates: list[invariants.Invariant]
+    ) -> list[invariants.InvariantConflict]:
+        """The conflicting pairs the plan's Invariant Reconciliation Actor finds (none
+        without one)."""
+        if not plan.invariant_actor:
+            return []
+        actor = self.resolve_actor(plan.invariant_actor)
+        judge = getattr(actor, "find_invariant_conflicts", None)
+        if judge is None:
+            raise ValidationError(
+                f"actor '{plan.invariant_actor}' cannot reconcile invariants (it has no find_invariant_conflicts)"
+            )
+        return list(judge(plan, candidates))
 
     def _context(
         self, plan: PlanRecord, phase: str, run: ox.NamedNode, findings: str, guidance: Sequence[str]

@@ -24,7 +24,7 @@ from cleveragents.plans.engine import ApplyOutcome, EngineHooks, PlanEngine
 from cleveragents.plans.invariants import Invariant
 from cleveragents.plans.lock import plan_lock
 from cleveragents.plans.records import PlanRecord
-from cleveragents.services import sandboxes
+from cleveragents.services import sandboxes, validation_commands
 from cleveragents.services.plan_progress import ObservedWriter, PlanObserver
 from cleveragents.tools import ToolResult
 
@@ -64,7 +64,7 @@ def hooks(ws: Workspace, session: WriteSession, *, agent: str) -> EngineHooks:
 
     def apply(plan: PlanRecord) -> ApplyOutcome:
         results = sandboxes.apply(ws, plan.id)
-        changed = tuple(f"{r.resource}:{c.path}" for r in results for c in r.changed_files)
+        changed = tuple(f"{r.resource}:{c.path}" for r in results if r.status == "applied" for c in r.changed_files)
         conflicts = tuple(f"{r.resource}:{path}" for r in results for path in r.conflicts)
         refused = [r for r in results if r.status == "refused"]
         if conflicts:
@@ -87,7 +87,19 @@ def hooks(ws: Workspace, session: WriteSession, *, agent: str) -> EngineHooks:
             agent=agent,
         )
 
-    return EngineHooks(apply=apply, tools=tools, before_spawn=before_spawn)
+    def validate(plan: PlanRecord) -> str:
+        """The project's validation commands in the sandboxes Execute used, each run
+        recorded (ca:ValidationRun); what failed, with its output's tail."""
+        runs, _ = validation_commands.run_in(ws, session, plan.node, agent=agent, used_only=True)
+        failed = [r for r in runs if not r.passed]
+        return "; ".join(
+            f"{r.kind} `{r.command}` in {r.resource} "
+            + ("timed out" if r.timed_out else f"exited with {r.exit_code}")
+            + (f": {r.output_tail[-500:]}" if r.output_tail else "")
+            for r in failed
+        )
+
+    return EngineHooks(apply=apply, tools=tools, before_spawn=before_spawn, validate=validate)
 
 
 @contextmanager
@@ -310,7 +322,9 @@ def list_invariants(ws: Workspace, scope: str | None, ref: str | None, *, effect
         if effective:
             if scope != "plan":
                 raise ValidationError("--effective shows a plan's reconciled view: give --plan ID")
-            return invariants.effective(store, records.resolve(store, ref))
+            node = records.resolve(store, ref)
+            # Once Strategize has reconciled them, the view is what the plan enforces.
+            return invariants.enforced(store, node) or invariants.effective(store, node)
         target = _scope_target(store, scope, ref) if scope else None
         return invariants.list_scope(store, scope, target)
 

@@ -265,11 +265,20 @@ def diff(ws: Workspace, plan_ref: str) -> dict[str, str]:
 
 
 def apply(ws: Workspace, plan_ref: str, *, force: bool = False) -> list[ApplyResult]:
-    """Merge each used sandbox into its real resource (all or nothing per resource). The
-    caller re-indexes the resources whose result is ``applied`` (``changed_files``)."""
+    """Merge each used sandbox into its real resource. A preflight of every resource comes
+    first: when any one would conflict or is refused (uncommitted changes), none is applied
+    and the preflight results are returned (the others ``ready`` or ``unchanged``). Each
+    resource is applied atomically; a process killed between two resources leaves the
+    first applied and the second untouched (its journal is per resource). The caller
+    re-indexes the resources whose result is ``applied`` (``changed_files``)."""
     with ws.reader() as store:
         plan = plan_node(store, plan_ref)
-    return [s.apply(force=force, message=f"cleveragents: apply plan {plan_ulid(plan)}") for s in _used(ws, plan)]
+    used = _used(ws, plan)
+    if len(used) > 1:
+        checked = [s.preflight(force=force) for s in used]
+        if any(r.status not in {"ready", "unchanged"} for r in checked):
+            return checked
+    return [s.apply(force=force, message=f"cleveragents: apply plan {plan_ulid(plan)}") for s in used]
 
 
 def recover_interrupted(ws: Workspace) -> list[dict[str, object]]:
