@@ -7,6 +7,7 @@ the interval graphs valid at one revision, plus the ontology.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -29,6 +30,20 @@ from cleveragents.graph.sparql_guard import refuse_services
 from cleveragents.terms import PREFIXES
 
 LOCK_INFO = "writer.json"
+
+# A closed writer whose Oxigraph handle something else still held. Until the handle is
+# freed RocksDB keeps its LOCK (a new writer in this process finds the store "held") and
+# keeps compacting under read-only opens of the same files, where a pyoxigraph 0.5 query
+# can then spin forever. Exceptions' frames often hold one in a reference cycle that only
+# the cyclic collector frees, so the next open in this process runs it first.
+_closed_writer_held = False
+
+
+def _free_closed_writers() -> None:
+    global _closed_writer_held
+    if _closed_writer_held:
+        _closed_writer_held = False
+        gc.collect()
 
 
 @dataclass(frozen=True)
@@ -63,6 +78,7 @@ class GraphStore:
         seconds (writers queue; readers are never blocked), calling ``on_wait`` with
         "pid N: COMMAND" whenever the holder changes; then StoreLockedError names it."""
         path.mkdir(parents=True, exist_ok=True)
+        _free_closed_writers()
         deadline = time.monotonic() + max(0.0, wait)
         announced: str | None = None
         while True:
@@ -97,6 +113,7 @@ class GraphStore:
         for the writer to finish, or finishes a publication whose writer died."""
         if not (path / "oxigraph").is_dir():
             raise DatabaseError(f"no store at {path}", suggestions=["agents init", "pass --data-dir"])
+        _free_closed_writers()
         deadline = time.monotonic() + wait
         failures = 0
         while True:
@@ -127,10 +144,15 @@ class GraphStore:
         return cls(Path("<memory>"), ox.Store(), writable=True)
 
     def close(self) -> None:
-        if self.writable and self.path.is_dir():
-            self.raw.flush()
-            (self.path / LOCK_INFO).unlink(missing_ok=True)
+        global _closed_writer_held
+        raw = self.raw
         del self.raw
+        if self.writable and self.path.is_dir():
+            raw.flush()
+            (self.path / LOCK_INFO).unlink(missing_ok=True)
+            # Oxigraph closes a store only when its handle is freed. Held beyond this
+            # (here, the local and getrefcount's argument), maybe by a reference cycle.
+            _closed_writer_held = _closed_writer_held or sys.getrefcount(raw) > 2
 
     def __enter__(self) -> GraphStore:
         return self

@@ -104,10 +104,18 @@ class Workspace:
         self.require()
         if validate is None:
             validate = self.validate_on_commit
-        with self._open_writer() as store:
+        store = self._open_writer()
+        try:
             store.allowed_services = self.service_allowlist
             validator = ShapesOnFirstUse(store.raw) if validate else None
-            yield WriteSession(store, CommitEngine(store, TBox.from_store(store.raw), validator))
+            session = WriteSession(store, CommitEngine(store, TBox.from_store(store.raw), validator))
+            del validator
+            yield session
+            # The session ends here even if the caller keeps its name: nothing of it may
+            # hold the store's handle past close (see graph/store.py, _free_closed_writers).
+            del session.engine, session.store
+        finally:
+            store.close()
 
     def _open_writer(self) -> GraphStore:
         return GraphStore.open(self.store_dir, wait=self.writer_wait, on_wait=self.on_wait)
