@@ -33,10 +33,17 @@ the associated tests live in other files and are appended by whoever follows the
 from __future__ import annotations
 
 import ast
+import asyncio
 import builtins
+import concurrent.futures
+import hashlib
 import inspect
+import io
+import logging
+import pathlib
 import re
 import textwrap
+import threading
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
@@ -91,10 +98,15 @@ HAS_METHOD = uko_oo.hasMethod
 HAS_ATTRIBUTE = uko_oo.hasAttribute
 
 NAMESPACE = "py"
-# Confidence guidance of the analyzer contract.
-SCOPE_CONFIDENCE = 0.9  # the enclosing scope or an explicit import
-RECEIVER_CONFIDENCE = 0.8  # self./cls. on the enclosing class
-INHERITED_CONFIDENCE = 0.7  # a base class's member, a star import, a test's subject by naming
+# Confidences are measured, not chosen: each mechanism's precision against basedpyright on
+# the development packages of benchmarks/bench_calibration.py, rounded to the nearest 0.05
+# and capped at 0.95 (a name match is never a language server's certainty); held-out
+# packages check them (benchmarks/RESULTS.md, "Calibration"). All three measured 0.997-1.0.
+SCOPE_CONFIDENCE = 0.95  # the enclosing scope or an explicit import
+RECEIVER_CONFIDENCE = 0.95  # self./cls. on the enclosing class, or a receiver of a class the file names
+INHERITED_CONFIDENCE = 0.95  # a base class's member, super(), a star import
+# Not measurable against a language server (it has no answer for them): the contract's guidance.
+NAMING_CONFIDENCE = 0.7  # a test's subject by its name; a builtin base a star import may shadow
 DOC_VALUE_LIMIT = 500
 
 # The uko-py effective DetailLevelMap, in depth order.
@@ -129,7 +141,47 @@ _COMMON = (
     _BUILTINS
     | frozenset(
         name
-        for kind in (object, dict, list, str, bytes, set, frozenset, tuple, int, float, complex, type, BaseException)
+        for kind in (
+            object,
+            dict,
+            list,
+            str,
+            bytes,
+            bytearray,
+            memoryview,
+            set,
+            frozenset,
+            tuple,
+            int,
+            float,
+            complex,
+            type,
+            BaseException,
+            type(hashlib.sha256()),
+        )
+        for name in dir(kind)
+    )
+    # Methods of the standard library's everyday objects (futures, tasks, events, queues,
+    # threads, loggers, files, paths): on a receiver the file cannot type, such a name is
+    # far more often the library's method than a same-named one inside (measured against
+    # basedpyright: benchmarks/RESULTS.md, "Calibration").
+    | frozenset(
+        name
+        for kind in (
+            asyncio.Future,
+            asyncio.Task,
+            asyncio.Event,
+            asyncio.Queue,
+            asyncio.Lock,
+            asyncio.Condition,
+            concurrent.futures.Future,
+            threading.Event,
+            threading.Thread,
+            logging.Logger,
+            io.IOBase,
+            pathlib.PurePath,
+            pathlib.Path,
+        )
         for name in dir(kind)
     )
     | frozenset(
@@ -282,7 +334,12 @@ class _Grammar:
 @cache
 def _grammar() -> _Grammar:
     language = ts.Language(tree_sitter_python.language())
-    kinds = {name: language.id_for_node_kind(name, True) for name in _KIND_NAMES.split()}
+    kinds: dict[str, int] = {}
+    for name in _KIND_NAMES.split():
+        kind = language.id_for_node_kind(name, True)
+        if kind is None:  # a grammar upgrade renamed a node kind the analyzer relies on
+            raise LookupError(f"tree-sitter-python has no node kind {name!r}")
+        kinds[name] = kind
     return _Grammar(ts.Query(language, _QUERY_TEXT), kinds)
 
 
@@ -578,6 +635,7 @@ class _FileAnalyzer:
         self.aliases: dict[str, str] = {}  # local name -> qualified name, from module-level imports
         # Imports inside a definition, by the start of the innermost def/class holding them.
         self.local_aliases: dict[int, dict[str, str]] = {}
+        self.module_bound: set[str] = set()  # names bound at module level by assignment
         self.from_names: set[str] = set()  # local names bound by `from m import name`
         self.star_modules: list[str] = []
         self.imported: dict[str, Entity] = {}  # qualified module -> its Import entity
@@ -679,7 +737,12 @@ class _FileAnalyzer:
             inner = False
             scope = scope.parent
         hit = self.top.get(name)
-        return (hit, hit.qualname) if hit is not None else (None, self.aliases.get(name))
+        if hit is not None:
+            return hit, hit.qualname
+        alias = self.aliases.get(name)
+        if alias is None and name in self.module_bound:
+            return None, _join(self.module, name)  # a module-level variable (its entity's symbol)
+        return None, alias
 
     def resolve(self, dotted: str, scope: _Scope | None) -> str | None:
         """The qualified name ``a.b.c`` means at ``scope``, through definitions and imports."""
@@ -697,13 +760,19 @@ class _FileAnalyzer:
         assignment, call = kinds["assignment"], kinds["call"]
         for node in captures.get("bound", ()):
             scope = self.enclosing(node.start_byte)
-            if scope is None:
-                continue
             name = self.text(node)
+            if scope is None:
+                self.module_bound.add(name)
+                continue
             typed = None
             parent = node.parent
             if parent is not None and parent.kind_id == assignment and parent.child_by_field_name("left") == node:
                 typed = self.typed_value(parent, call)
+            elif parent is not None and parent.parent is not None and parent.parent.parent is not None:
+                clause = parent.parent.parent  # except E as e: (as_pattern_target) < as_pattern < except_clause
+                caught = parent.parent.named_child(0)
+                if clause.type == "except_clause" and caught is not None and _dotted(self.text(caught)):
+                    typed = _Typed(self.text(caught), constructed=False)
             fresh = name not in scope.bound and name not in scope.params
             scope.bound.add(name)
             scope.types[name] = typed if fresh else None
@@ -713,7 +782,7 @@ class _FileAnalyzer:
             scope = self.enclosing(node.start_byte)
             method = scope.method if scope is not None else None
             owner = method.parent if method is not None else None
-            if owner is None or self.text(node.child_by_field_name("object")) != method.first_param:
+            if method is None or owner is None or self.text(node.child_by_field_name("object")) != method.first_param:
                 continue
             parent = node.parent
             typed = self.typed_value(parent, call) if parent is not None else None
@@ -820,7 +889,7 @@ class _FileAnalyzer:
             values[RETURN_TYPE] = [return_type]
         modifiers = _modifiers(decorators, is_async)
         if modifiers:
-            values[MODIFIERS] = modifiers
+            values[MODIFIERS] = [*modifiers]
 
     def is_test(self, name: str, parent: _Scope | None) -> bool:
         """pytest's and unittest's rule: test_* at module level or in a class, in a test file or a Test* class."""
@@ -845,7 +914,7 @@ class _FileAnalyzer:
             return
         kinds = self.kinds
         entity = scope.entity
-        resolved: list[tuple[str, str | None]] = []
+        resolved: list[tuple[str, str | None, tuple[int, int] | None]] = []
         for base in bases.named_children:
             if base.kind_id == kinds["keyword_argument"]:
                 if self.text(base.child_by_field_name("value")) in _ABSTRACT_BASES:
@@ -881,7 +950,7 @@ class _FileAnalyzer:
                 # wins; else the edge goes to an external symbol, which a language server upgrades.
                 shadowed = qualified is None and bool(self.star_modules)
                 external = self.external_symbol(outside)
-                targets = (*targets, (external, INHERITED_CONFIDENCE if shadowed else SCOPE_CONFIDENCE))
+                targets = (*targets, (external, NAMING_CONFIDENCE if shadowed else SCOPE_CONFIDENCE))
             local = self.top.get(dotted)
             # Python has no `implements`: subclassing a Protocol of this file is the nearest thing.
             implements = local is not None and local.is_protocol and not scope.is_protocol
@@ -1112,7 +1181,9 @@ class _FileAnalyzer:
             return [(targets, None if owner.foreign_base else self.distinctive(method))]
         qualified = None if scope is not None and head in scope.visible else self.resolve(dotted, scope)
         if qualified is not None:
-            return [(((qualified, SCOPE_CONFIDENCE),), self.distinctive(method))]
+            # mod.f() inside def f, with mod.f not found: a bare name would match the caller.
+            simple = None if self.is_self_name(method, scope) else self.distinctive(method)
+            return [(((qualified, SCOPE_CONFIDENCE),), simple)]
         simple = self.distinctive(method)
         return [((), simple)] if simple and not self.is_self_name(method, scope) else []
 
@@ -1202,7 +1273,7 @@ class _FileAnalyzer:
         targets += [self.aliases[c] for c in candidates if c in self.from_names]
         targets += [f"{m}.{c}" for m in self.modules_under_test for c in candidates]
         if targets:
-            unique = tuple((t, INHERITED_CONFIDENCE) for t in dict.fromkeys(targets))
+            unique = tuple((t, NAMING_CONFIDENCE) for t in dict.fromkeys(targets))
             line = scope.node.start_point[0] + 1
             self.references.append(Reference(scope.entity.key, TESTS_CALLABLE, NAMESPACE, unique, None, line))
 

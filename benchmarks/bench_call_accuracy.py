@@ -230,6 +230,11 @@ def sampled(site: Site, rate: float) -> bool:
 # -- our edges ----------------------------------------------------------------------------
 
 
+def package_files(root: Path, folder: str) -> dict[str, bytes]:
+    """Every ``.py`` file under ``folder`` of a corpus, by its path from the corpus root."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted((root / folder).rglob("*.py"))}
+
+
 def analyze_project(files: dict[str, bytes]) -> list[FileResult]:
     """The indexer's analysis step over the project's files."""
     return [
@@ -421,7 +426,7 @@ def evaluate(name: str, rate: float | None = None, jobs: int = 2, lsp: bool = Fa
     root = corpus_dir(spec.corpus).resolve()
     run = CorpusRun(name, spec.rate if rate is None else rate)
     started = time.perf_counter()
-    files = {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted((root / spec.package).rglob("*.py"))}
+    files = package_files(root, spec.package)
     analyzed = analyze_project(files)
     links, table = link_project(files, analyzed)
     run.project_files = len(links)

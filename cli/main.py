@@ -63,6 +63,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "actor": ("actor_cmd", "app"),
     "tool": ("tool_cmd", "app"),
     "validation": ("tool_cmd", "validation_app"),
+    "session": ("session_cmd", "app"),
+    "skill": ("skill_cmd", "app"),
     "mcp": ("mcp_cmd", "app"),
     "serve": ("serve_cmd", "serve_command"),
     "index": ("index_cmd", "index_command"),

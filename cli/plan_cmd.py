@@ -39,6 +39,7 @@ def show_plan(out: OutputSession, app_ctx: AppContext, plan: PlanRecord, allowed
         ("action", "Action", plan.action or ""),
         ("projects", "Projects", listed(plan.projects, structured)),
         ("automation_level", "Automation Level", plan.automation_level),
+        ("read_only", "Read Only", plan.read_only),
         ("awaiting_decision", "Awaiting Approval", data["awaiting_decision"] or ""),
         ("description", "Description", plan.description),
         ("definition_of_done", "Definition of Done", plan.definition_of_done),
@@ -341,6 +342,7 @@ def diff(
         lines = [f"- [{d.type}] {d.chosen} ({d.id})" for d in found.superseded]
         lines += [f"+ [{d.type}] {d.chosen} ({d.id})" for d in found.replacements]
         out.code("\n".join(lines) or "(no decisions)", "diff")
+
 
 # The sandbox verbs of a plan (checkpoint, rollback, artifacts), defined in sandbox_cmd.
 sandbox_cmd.register_plan_commands(app)

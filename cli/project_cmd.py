@@ -121,5 +121,6 @@ def delete(ctx: typer.Context, project: ProjectRef) -> None:
         info, result = projects.delete(workspace(app_ctx), project, agent=agent_name(app_ctx))
         render_retraction(out, result, info, key="project", command="project delete", done="Deleted project")
 
+
 # The sandbox's project verbs (set-validation) are defined beside the other sandbox verbs.
 sandbox_cmd.register_project_commands(app)

@@ -1,18 +1,16 @@
 """A closed writer releases the store even when something still holds its handle.
 
 Oxigraph closes a store only when its Python handle is freed. A failed writer session
-whose exception keeps frames in a reference cycle used to keep RocksDB open: a new
-writer in the same process (a server, a plan that resumes after a provider error) found
-the store held by itself, and a read-only open beside it could spin in a query while the
-leaked writer compacted. Real store on disk, real exception cycle.
+whose exception keeps frames in a reference cycle would keep RocksDB open: a new writer
+in the same process (a server, a plan that resumes after a provider error) would find
+the store held by itself, and a read-only open beside it can spin in a query while the
+leaked writer compacts (pyoxigraph 0.5). Real store on disk, real exception cycle.
 """
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
-
-import pytest
 
 from cleveragents.graph.workspace import Workspace
 
@@ -41,14 +39,3 @@ def test_a_writer_held_only_by_a_cycle_does_not_hold_the_store(tmp_path: Path):
     with ws.reader() as store:
         assert store.query("ASK { ?s ?p ?o }")
     assert time.monotonic() - started < 10
-
-
-def test_a_finished_session_keeps_nothing_of_the_store(tmp_path: Path):
-    ws = Workspace(tmp_path / "data", writer_wait=0)
-    ws.initialize()
-    with ws.writer() as session:
-        pass
-    with pytest.raises(AttributeError):
-        session.engine  # noqa: B018 - the ended session no longer reaches the store
-    with ws.writer() as again:  # and the store is free at once, without a collection
-        assert again.store.head >= 0

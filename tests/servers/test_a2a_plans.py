@@ -36,12 +36,14 @@ from a2a.types.a2a_pb2 import (
 from google.protobuf.json_format import MessageToDict
 
 from cleveragents.config import Config
-from cleveragents.errors import ForbiddenError
+from cleveragents.errors import ConflictError, ForbiddenError, NotFoundError, ValidationError
 from cleveragents.graph.workspace import Workspace
 from cleveragents.servers.app import build_app
 from cleveragents.servers.security import ServerSettings
 from cleveragents.services import indexing, plans, projects, resources
 from cleveragents.services.serving import workspace_operations
+from tests.plans.conftest import write_action
+from tests.plans.test_lifecycle import SCRIPT
 from tests.plans.test_rename_example import EXAMPLE, repo  # noqa: F401 - the git repository fixture
 
 from .test_mcp_processes import free_port
@@ -281,3 +283,67 @@ def test_plan_methods_that_write_are_refused_by_a_read_only_server(ws: Workspace
     with pytest.raises(ForbiddenError, match="read-only"):
         ops.extension("_cleveragents/plan/use", {"action": "x"}, identity="t", read_only=True)
     assert ops.extension("_cleveragents/plan/list", {}, identity="t", read_only=True) == {"plans": []}
+
+
+def test_the_plan_lifecycle_methods_drive_a_plan(ws: Workspace, tmp_path: Path) -> None:
+    plans.create_action(
+        ws, write_action(tmp_path, SCRIPT.replace("confidence: 0.6", "confidence: 0.8")), {}, agent=AGENT
+    )
+    ops = workspace_operations(ws.data_dir, Config(ws.data_dir), read_only=False)
+
+    def call(method: str, **params: Any) -> Any:
+        return ops.extension(f"_cleveragents/plan/{method}", params, identity="a2a:bob:local", read_only=False)
+
+    used = call(
+        "use",
+        action="local/demo-action",
+        projects=["demo"],
+        arguments={"old": "f", "new": "g"},
+        automation_level="review",
+    )
+    plan_id = used["plan"]["id"]
+    assert (used["plan"]["phase"], used["plan"]["state"]) == ("execute", "complete")
+    decisions = {d["question"]: d["id"] for d in call("tree", plan_id=plan_id)["decisions"]}
+    assert call("explain", decision_id=decisions["How to rename?"])["decision"]["chosen"].startswith("Rename f to g")
+    prompted = call("prompt", plan_id=plan_id, guidance="keep the old name as an alias")
+    assert prompted["plan"]["state"] == "complete"
+    corrected = call("correct", decision_id=decisions["How to edit?"], mode="append", guidance="use the AST")
+    assert corrected["correction"]["mode"] == "append" and corrected["plan"]["phase"] == "execute"
+    assert call("diff", plan_id=plan_id)["diff"] == {}  # the project has no resource: no sandbox
+    assert "keep the old name as an alias" in call("artifacts", plan_id=plan_id)["report"]
+    with pytest.raises(NotFoundError):
+        call("rollback", plan_id=plan_id, checkpoint="nope")
+    assert call("cancel", plan_id=plan_id, reason="enough")["plan"]["state"] == "cancelled"
+    with pytest.raises(ConflictError, match="state cancelled"):
+        call("execute", plan_id=plan_id)
+    with pytest.raises(ValidationError, match=r"params\.plan_id"):
+        call("status")
+    with ws.reader() as store:
+        events = [
+            r["t"].value
+            for r in store.query(
+                'SELECT ?t WHERE { ?e a ca:AuditEvent ; ca:eventType ?t ; ca:userIdentity "a2a:bob:local" }'
+            )
+        ]
+    assert sorted(events) == ["plan_cancel", "plan_correct", "plan_prompt", "plan_use"]
+
+
+def test_task_saves_that_wait_for_the_writer_go_in_one_commit(ws: Workspace) -> None:
+    ops = workspace_operations(ws.data_dir, Config(ws.data_dir))
+    with ws.reader() as store:
+        before = store.head
+    with ws.writer():  # another writer holds the store: the first save waits with its task
+        threads = [
+            threading.Thread(
+                target=ops.save_task, args=(f"t{i}", "ctx", "TASK_STATE_COMPLETED", "{}"), kwargs={"identity": "a2a:t"}
+            )
+            for i in range(8)
+        ]
+        for thread in threads:
+            thread.start()
+        time.sleep(0.5)  # the other seven are queued behind it meanwhile
+    for thread in threads:
+        thread.join(60)
+    with ws.reader() as store:
+        assert store.head - before == 2  # the first task alone, then the seven that waited together
+    assert {p for p in ops.list_tasks("ctx")} == {"{}"} and len(ops.list_tasks("ctx")) == 8

@@ -57,6 +57,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from cleveragents.graph.commit import CommitRequest, CommitResult
 from cleveragents.graph.store import GraphStore
+from cleveragents.graph.workspace import Workspace, held_writer
 from cleveragents.terms import CA, ID, PROV, RDF_TYPE, XSD
 from cleveragents.vocabulary import ca
 
@@ -83,6 +84,24 @@ class GraphWriter(Protocol):
     store: GraphStore
 
     def commit(self, request: CommitRequest) -> CommitResult: ...
+
+
+class WorkspaceWriter:
+    """A ``GraphWriter`` that holds the store's writer only while it commits.
+
+    For runs whose tools write to the store themselves (a session's orchestrator calls
+    ``plan use``): holding the one writer for the whole run would make them wait for it."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+
+    @property
+    def store(self) -> GraphStore:
+        return held_writer(self.ws.store_dir) or GraphStore.open_read_only(self.ws.store_dir)
+
+    def commit(self, request: CommitRequest) -> CommitResult:
+        with self.ws.writer() as writer:
+            return writer.commit(request)
 
 
 def _digest(*parts: str) -> str:

@@ -7,7 +7,6 @@ the interval graphs valid at one revision, plus the ontology.
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import re
@@ -22,28 +21,15 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from cleveragents.errors import DatabaseError, QuerySyntaxError, StoreLockedError
+from cleveragents.errors import DatabaseError, QuerySyntaxError, StoreLockedError, fault_error
 from cleveragents.graph import layout
 from cleveragents.graph.layout import HEAD, PUBLISHING, IntervalGraph
 from cleveragents.graph.publish import finish_publication
+from cleveragents.graph.results import GraphName, solutions
 from cleveragents.graph.sparql_guard import refuse_services
 from cleveragents.terms import PREFIXES
 
 LOCK_INFO = "writer.json"
-
-# A closed writer whose Oxigraph handle something else still held. Until the handle is
-# freed RocksDB keeps its LOCK (a new writer in this process finds the store "held") and
-# keeps compacting under read-only opens of the same files, where a pyoxigraph 0.5 query
-# can then spin forever. Exceptions' frames often hold one in a reference cycle that only
-# the cyclic collector frees, so the next open in this process runs it first.
-_closed_writer_held = False
-
-
-def _free_closed_writers() -> None:
-    global _closed_writer_held
-    if _closed_writer_held:
-        _closed_writer_held = False
-        gc.collect()
 
 
 @dataclass(frozen=True)
@@ -53,7 +39,8 @@ class View:
     revision: int
     graphs: tuple[ox.NamedNode | ox.DefaultGraph, ...]
 
-    def default_graph(self) -> list[ox.NamedNode | ox.DefaultGraph]:
+    def default_graph(self) -> list[GraphName]:
+        """The graphs as ``Store.query``'s ``default_graph``."""
         return list(self.graphs)
 
 
@@ -78,7 +65,6 @@ class GraphStore:
         seconds (writers queue; readers are never blocked), calling ``on_wait`` with
         "pid N: COMMAND" whenever the holder changes; then StoreLockedError names it."""
         path.mkdir(parents=True, exist_ok=True)
-        _free_closed_writers()
         deadline = time.monotonic() + max(0.0, wait)
         announced: str | None = None
         while True:
@@ -87,7 +73,7 @@ class GraphStore:
                 break
             except OSError as exc:
                 if "lock" not in str(exc).lower():
-                    raise DatabaseError(f"cannot open the store at {path}: {exc}") from None
+                    raise fault_error(exc) or DatabaseError(f"cannot open the store at {path}: {exc}") from None
             if time.monotonic() >= deadline:
                 waited = f" (waited {wait:g} s)" if wait > 0 else ""
                 raise StoreLockedError(
@@ -113,7 +99,6 @@ class GraphStore:
         for the writer to finish, or finishes a publication whose writer died."""
         if not (path / "oxigraph").is_dir():
             raise DatabaseError(f"no store at {path}", suggestions=["agents init", "pass --data-dir"])
-        _free_closed_writers()
         deadline = time.monotonic() + wait
         failures = 0
         while True:
@@ -125,7 +110,9 @@ class GraphStore:
                 # same moment can delete one of them under it. A fresh open sees the new set.
                 failures += 1
                 if failures > 20:
-                    raise DatabaseError(f"cannot open the store at {path} read-only: {exc}") from None
+                    raise fault_error(exc) or DatabaseError(
+                        f"cannot open the store at {path} read-only: {exc}"
+                    ) from None
                 time.sleep(0.05)
                 continue
             if publishing is None:
@@ -144,15 +131,10 @@ class GraphStore:
         return cls(Path("<memory>"), ox.Store(), writable=True)
 
     def close(self) -> None:
-        global _closed_writer_held
-        raw = self.raw
-        del self.raw
         if self.writable and self.path.is_dir():
-            raw.flush()
+            self.raw.flush()
             (self.path / LOCK_INFO).unlink(missing_ok=True)
-            # Oxigraph closes a store only when its handle is freed. Held beyond this
-            # (here, the local and getrefcount's argument), maybe by a reference cycle.
-            _closed_writer_held = _closed_writer_held or sys.getrefcount(raw) > 2
+        del self.raw
 
     def __enter__(self) -> GraphStore:
         return self
@@ -167,8 +149,7 @@ class GraphStore:
         """The last published revision (0 for a store that has never been written)."""
         if self._head is None:
             self._head = 0
-            for quad in self.raw.quads_for_pattern(layout.STORE_NODE, HEAD, None, layout.META):
-                self._head = int(quad.object.value)
+            self._head = self._meta_integer(HEAD) or 0
         return self._head
 
     def interval_graphs(self) -> dict[ox.NamedNode, IntervalGraph]:
@@ -193,14 +174,17 @@ class GraphStore:
         wanted = set(others)
         if not wanted or next(iter(self.raw.quads_for_pattern(None, None, None, graph)), None) is None:
             return []
-        rows = self.raw.query(
-            f"SELECT ?s ?p ?o ?g WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} GRAPH ?g {{ ?s ?p ?o }} FILTER(?g != {graph}) }}"
+        rows = solutions(
+            self.raw.query(
+                f"SELECT ?s ?p ?o ?g WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} "
+                f"GRAPH ?g {{ ?s ?p ?o }} FILTER(?g != {graph}) }}"
+            )
         )
         return [ox.Quad(r["s"], r["p"], r["o"], r["g"]) for r in rows if r["g"] in wanted]
 
     def count(self, graph: ox.NamedNode) -> int:
         """Triples in one graph, counted inside Oxigraph."""
-        row = next(iter(self.raw.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }}")))
+        row = next(iter(solutions(self.raw.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }}"))))
         return int(row["n"].value)
 
     def graph_quads(self, graph: ox.NamedNode | ox.DefaultGraph | None = None) -> Iterator[ox.Quad]:
@@ -251,8 +235,13 @@ class GraphStore:
     @property
     def publishing(self) -> int | None:
         """The revision whose publication was started and not finished, if any."""
-        for quad in self.raw.quads_for_pattern(layout.STORE_NODE, PUBLISHING, None, layout.META):
-            return int(quad.object.value)
+        return self._meta_integer(PUBLISHING)
+
+    def _meta_integer(self, predicate: ox.NamedNode) -> int | None:
+        """The integer the store's META graph records for ``predicate`` (head, publishing)."""
+        for quad in self.raw.quads_for_pattern(layout.STORE_NODE, predicate, None, layout.META):
+            if isinstance(quad.object, ox.Literal):
+                return int(quad.object.value)
         return None
 
     def discard_unpublished(self) -> None:
@@ -285,7 +274,7 @@ class GraphStore:
                 sparql,
                 prefixes=PREFIXES,
                 default_graph=view.default_graph(),
-                named_graphs=named_graphs,
+                named_graphs=[*named_graphs] if named_graphs is not None else None,
                 substitutions={ox.Variable(k): v for k, v in bindings.items()} if bindings else None,
             )
         except SyntaxError as exc:

@@ -187,7 +187,9 @@ class GraphTaskStore(TaskStore):
         self.identity = f"a2a:{settings.user}"
         self._cache: dict[str, Task] = {}
         self._written: dict[str, int] = {}  # task id -> state last written to the graph
-        self._limiter = anyio.CapacityLimiter(4)
+        # Saves wait for the group commit (Operations.save_task), not for a core: as many
+        # waiting threads as the load test's clients, so one commit can take them all.
+        self._limiter = anyio.CapacityLimiter(32)
 
     async def save(self, task: Task, context: ServerCallContext | None = None) -> None:
         copy = Task()

@@ -24,7 +24,7 @@ from cleveragents.plans.engine import ApplyOutcome, EngineHooks, PlanEngine
 from cleveragents.plans.invariants import Invariant
 from cleveragents.plans.lock import plan_lock
 from cleveragents.plans.records import PlanRecord
-from cleveragents.services import sandboxes
+from cleveragents.services import sandboxes, validation_commands
 from cleveragents.services.plan_progress import ObservedWriter, PlanObserver
 from cleveragents.tools import ToolResult
 
@@ -48,9 +48,10 @@ def hooks(ws: Workspace, session: WriteSession, *, agent: str) -> EngineHooks:
     sandboxes (with ``record_decision`` registered), and Apply's merge of each sandbox."""
     router = plan_tools.register(sandboxes.router())
 
-    def tools(plan: PlanRecord, phase: str, record: Any) -> Any:
+    def tools(plan: PlanRecord, phase: str, extras: dict[str, Any]) -> Any:
         ctx = sandboxes.tool_context(ws, session, plan.node, read_only=plan.read_only, agent=agent)
-        ctx.extras[plan_tools.RECORDER] = record
+        ctx.handler_scope = extras.pop(plan_tools.HANDLER_SCOPE, None)
+        ctx.extras.update(extras)
 
         def call(name: str, arguments: dict[str, Any]) -> ToolResult:
             ctx.decision = arguments.pop("_decision", None)
@@ -63,7 +64,7 @@ def hooks(ws: Workspace, session: WriteSession, *, agent: str) -> EngineHooks:
 
     def apply(plan: PlanRecord) -> ApplyOutcome:
         results = sandboxes.apply(ws, plan.id)
-        changed = tuple(f"{r.resource}:{c.path}" for r in results for c in r.changed_files)
+        changed = tuple(f"{r.resource}:{c.path}" for r in results if r.status == "applied" for c in r.changed_files)
         conflicts = tuple(f"{r.resource}:{path}" for r in results for path in r.conflicts)
         refused = [r for r in results if r.status == "refused"]
         if conflicts:
@@ -73,7 +74,32 @@ def hooks(ws: Workspace, session: WriteSession, *, agent: str) -> EngineHooks:
             return ApplyOutcome("errored", message=f"uncommitted changes in the real checkout: {dirty}")
         return ApplyOutcome("applied", changed, message=f"{len(changed)} files changed")
 
-    return EngineHooks(apply=apply, tools=tools)
+    def before_spawn(plan: PlanRecord, decision: Decision) -> None:
+        """The parent's work so far, checkpointed at the spawn decision: the children fork
+        from it, and a correction of that decision rolls the parent back to it."""
+        sandboxes.checkpoint_in(
+            ws,
+            session,
+            plan.node,
+            label=f"before subplans of {decision.id}",
+            kind="workspace_snapshot",
+            decision=decision.iri,
+            agent=agent,
+        )
+
+    def validate(plan: PlanRecord) -> str:
+        """The project's validation commands in the sandboxes Execute used, each run
+        recorded (ca:ValidationRun); what failed, with its output's tail."""
+        runs, _ = validation_commands.run_in(ws, session, plan.node, agent=agent, used_only=True)
+        failed = [r for r in runs if not r.passed]
+        return "; ".join(
+            f"{r.kind} `{r.command}` in {r.resource} "
+            + ("timed out" if r.timed_out else f"exited with {r.exit_code}")
+            + (f": {r.output_tail[-500:]}" if r.output_tail else "")
+            for r in failed
+        )
+
+    return EngineHooks(apply=apply, tools=tools, before_spawn=before_spawn, validate=validate)
 
 
 @contextmanager
@@ -296,7 +322,9 @@ def list_invariants(ws: Workspace, scope: str | None, ref: str | None, *, effect
         if effective:
             if scope != "plan":
                 raise ValidationError("--effective shows a plan's reconciled view: give --plan ID")
-            return invariants.effective(store, records.resolve(store, ref))
+            node = records.resolve(store, ref)
+            # Once Strategize has reconciled them, the view is what the plan enforces.
+            return invariants.enforced(store, node) or invariants.effective(store, node)
         target = _scope_target(store, scope, ref) if scope else None
         return invariants.list_scope(store, scope, target)
 

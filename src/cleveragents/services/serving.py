@@ -9,11 +9,12 @@ where the two meet: it implements ``servers.operations.Operations`` over a works
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cleveragents.config import Config
-from cleveragents.errors import ForbiddenError, Interrupted, NotFoundError, ValidationError
+from cleveragents.errors import CleverAgentsError, ForbiddenError, Interrupted, NotFoundError, ValidationError
 from cleveragents.graph import named_queries
 from cleveragents.graph.commit import CommitRequest
 from cleveragents.graph.workspace import Workspace
@@ -40,6 +41,12 @@ from cleveragents.services.sparql_update import parse_update
 from cleveragents.terms import compact
 
 
+@dataclass
+class _PendingTask:
+    record: task_records.TaskRecord
+    error: CleverAgentsError | None = None
+
+
 class WorkspaceOperations:
     """``servers.operations.Operations`` over one data dir."""
 
@@ -50,6 +57,8 @@ class WorkspaceOperations:
         self._analyzers: AnalyzerSet | None = None
         self._resources: list[str] | None = None
         self._write_lock = threading.Lock()
+        self._pending_lock = threading.Lock()
+        self._pending_tasks: dict[str, _PendingTask] = {}  # saved, waiting for the next group commit
 
     def project_resources(self) -> list[str]:
         """The project's resource ULIDs (empty without a project: every resource)."""
@@ -110,7 +119,9 @@ class WorkspaceOperations:
 
     def find_symbol(self, name: str, *, as_of: str | None) -> models.SymbolMatches:
         revision, found = navigation.find_symbol(self.ws, name, as_of=as_of, resources=self.project_resources())
-        return models.SymbolMatches(revision=revision, matches=[models.Symbol(**s.as_dict()) for s in found])
+        return models.SymbolMatches(
+            revision=revision, matches=[models.Symbol.model_validate(s.as_dict()) for s in found]
+        )
 
     def related(self, relation: str, iri: str, *, as_of: str | None) -> models.Related:
         functions = {
@@ -123,11 +134,11 @@ class WorkspaceOperations:
             raise ValidationError(f"unknown relation '{relation}'; one of {', '.join(functions)}")
         found = functions[relation](self.ws, iri, as_of=as_of)
         return models.Related(
-            subject=models.Symbol(**found.subject.as_dict()),
+            subject=models.Symbol.model_validate(found.subject.as_dict()),
             revision=found.revision,
             edges=[
                 models.Edge(
-                    symbol=models.Symbol(**e.symbol.as_dict()),
+                    symbol=models.Symbol.model_validate(e.symbol.as_dict()),
                     relation=e.relation,
                     confidence=e.confidence,
                     resolved_by=e.resolved_by,
@@ -138,7 +149,8 @@ class WorkspaceOperations:
 
     def show(self, iri: str, *, depth: str, as_of: str | None) -> models.Rendering:
         node = parse_iri(iri)
-        return models.Rendering(**renderings.render(self.ws, node.value, depth, self.analyzers, as_of=as_of).as_dict())
+        rendering = renderings.render(self.ws, node.value, depth, self.analyzers, as_of=as_of)
+        return models.Rendering.model_validate(rendering.as_dict())
 
     # --- history -------------------------------------------------------------------------
 
@@ -364,11 +376,12 @@ class WorkspaceOperations:
 
         stopped = ""
         with self._write_lock:
+            plan: PlanRecord | None = None
             try:
                 plan = self._run_verb(verb, ref, identity, watch, kwargs)
             except Interrupted as exc:
                 stopped = exc.message
-            if stopped:  # outside the except block: its traceback holds the writer's store
+            if plan is None:  # outside the except block: its traceback holds the writer's store
                 plan = plans.cancel(self.ws, seen["plan"], stopped, agent=identity)
             event = self._audit(f"plan_{verb}", identity, {"plan": plan.id, **kwargs, "stopped": stopped or None})
         return models.PlanResult(
@@ -426,8 +439,23 @@ class WorkspaceOperations:
     def save_task(
         self, task_id: str, context_id: str, state: str, payload: str, *, identity: str, plan: str | None = None
     ) -> None:
+        """Group commit: a save waits for the writer, then commits every task saved
+        meanwhile in one commit (a commit costs ~2 s on Django's store whatever its size, so
+        32 clients' tasks go in a few commits, not 32). Returns once the task is in the graph."""
+        entry = _PendingTask(task_records.TaskRecord(task_id, context_id, state, payload, plan))
+        with self._pending_lock:
+            self._pending_tasks[task_id] = entry  # a later save of the same task replaces this one
         with self._write_lock:  # one writer per process at a time; other processes wait in open()
-            task_records.save(self.ws, task_id, context_id, state, payload, agent=identity, plan=plan)
+            with self._pending_lock:
+                batch, self._pending_tasks = self._pending_tasks, {}
+            if batch:
+                try:
+                    task_records.save_many(self.ws, [e.record for e in batch.values()], agent=identity)
+                except CleverAgentsError as exc:
+                    for waiting in batch.values():
+                        waiting.error = exc
+        if entry.error is not None:  # this task's batch failed (whoever committed it)
+            raise entry.error
 
     def load_task(self, task_id: str) -> str | None:
         return task_records.load(self.ws, task_id)
