@@ -393,7 +393,8 @@ class Node:
         return self.block.text if self.block is not None else ""
 
     def walk(self) -> list[Node]:
-        order, stack = [], [self]
+        order: list[Node] = []
+        stack: list[Node] = [self]
         while stack:
             node = stack.pop()
             order.append(node)

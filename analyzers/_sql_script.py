@@ -27,6 +27,7 @@ from pathlib import PurePosixPath
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import ParseError, SqlglotError
 
 from cleveragents.indexing.model import Problem, Span
 
@@ -362,20 +363,20 @@ def unquote(name: str) -> str:
     return ".".join(out)
 
 
-def _table_name(node: exp.Expression | None) -> tuple[str | None, str]:
+def _table_name(node: exp.Expr | None) -> tuple[str | None, str]:
     """(schema, name) of an sqlglot table reference; a catalog-qualified schema is 'db.schema'."""
     if not isinstance(node, exp.Table):
-        return None, node.name if isinstance(node, exp.Expression) else ""
+        return None, node.name if isinstance(node, exp.Expr) else ""
     schema = ".".join(p for p in (node.catalog, node.db) if p)
     return schema or None, node.name
 
 
-def _qualified(node: exp.Expression | None) -> str:
+def _qualified(node: exp.Expr | None) -> str:
     schema, name = _table_name(node)
     return f"{schema}.{name}" if schema else name
 
 
-def _names(items: list[exp.Expression] | None, dialect: str) -> list[str]:
+def _names(items: list[exp.Expr] | None, dialect: str) -> list[str]:
     out = []
     for item in items or []:
         node = item
@@ -383,7 +384,7 @@ def _names(items: list[exp.Expression] | None, dialect: str) -> list[str]:
             node = node.this
         if isinstance(node, exp.Identifier | exp.Column):
             out.append(node.name)
-        elif isinstance(node, exp.Expression):
+        elif isinstance(node, exp.Expr):
             out.append(node.sql(dialect=dialect))
     return out
 
@@ -507,7 +508,7 @@ class _Reader:
             pos = m.end()
         return end
 
-    def parse(self, dialect: str, body: str | None = None) -> list[exp.Expression]:
+    def parse(self, dialect: str, body: str | None = None) -> list[exp.Expr]:
         parsed = [e for e in sqlglot.parse(self.body if body is None else body, read=dialect) if e is not None]
         for expression in parsed:
             if isinstance(expression, exp.Condition | exp.Alias | exp.Identifier | exp.Var | exp.Tuple):
@@ -521,7 +522,7 @@ class _Reader:
             expressions = self.parse(self.dialect)
             if ddl and any(isinstance(e, exp.Command) for e in expressions):
                 raise _NotUnderstood("kept as a raw command")
-        except (sqlglot.errors.SqlglotError, _NotUnderstood) as first:
+        except (SqlglotError, _NotUnderstood) as first:
             expressions = self.retry(_kind_word(words) == "TABLE") if ddl else []
             if not expressions:
                 self.failed(first)
@@ -530,7 +531,7 @@ class _Reader:
         for expression in expressions:
             self.apply(expression)
 
-    def retry(self, table: bool) -> list[exp.Expression]:
+    def retry(self, table: bool) -> list[exp.Expr]:
         """DDL the script's dialect cannot read: in another dialect (mixed scripts), then for a table
         without the options after its column list (``WITHOUT ROWID``, ``ON [PRIMARY]``...)."""
         bodies: list[str | None] = [None]
@@ -544,7 +545,7 @@ class _Reader:
                     continue
                 try:
                     found = self.parse(dialect, body)
-                except (sqlglot.errors.SqlglotError, _NotUnderstood, RecursionError):
+                except (SqlglotError, _NotUnderstood, RecursionError):
                     continue
                 if found and not any(isinstance(e, exp.Command) for e in found):
                     return found
@@ -552,7 +553,7 @@ class _Reader:
 
     def failed(self, error: Exception) -> None:
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
-        if isinstance(error, sqlglot.errors.ParseError) and error.errors:
+        if isinstance(error, ParseError) and error.errors:
             first = error.errors[0]
             line = self.span.start_line + int(first.get("line") or 1) - 1
             message = f"{first.get('description')} at line {line}"
@@ -584,7 +585,7 @@ class _Reader:
         self.record()
         self.script.touched.append(table.qualified)
 
-    def apply(self, expression: exp.Expression) -> None:
+    def apply(self, expression: exp.Expr) -> None:
         kind = (str(expression.args.get("kind") or "").upper().split() or [""])[-1]  # NONCLUSTERED INDEX
         if isinstance(expression, exp.Create):
             if kind in ("SCHEMA", "DATABASE"):
@@ -634,13 +635,13 @@ class _Reader:
         start = _after_as(self.text, self.dialect, self.st.start, self.st.body_end)
         if start is not None:
             view.query = self.text[start : self.st.body_end].strip()
-        elif isinstance(query, exp.Expression):
+        elif isinstance(query, exp.Expr):
             view.query = query.sql(dialect=self.dialect)
         if isinstance(target, exp.Schema):
             view.columns = [model.Column(n, nullable=None) for n in _names(target.expressions, self.dialect)]
         elif isinstance(query, exp.Query):
             view.columns = [model.Column(n, nullable=None) for n in query.named_selects if n and n != "*"]
-        if isinstance(query, exp.Expression):
+        if isinstance(query, exp.Expr):
             ctes = {c.alias_or_name.lower() for c in query.find_all(exp.CTE)}
             for node in query.find_all(exp.Table):
                 if isinstance(node.this, exp.Identifier) and not (not node.db and node.name.lower() in ctes):
@@ -673,7 +674,7 @@ class _Reader:
             self.alter_action(table, action)
         _finish(table)
 
-    def alter_action(self, table: model.Table, action: exp.Expression) -> None:
+    def alter_action(self, table: model.Table, action: exp.Expr) -> None:
         if isinstance(action, exp.ColumnDef):
             self.element(table, action, "", self.span)
         elif isinstance(action, exp.ModifyColumn) and isinstance(action.this, exp.ColumnDef):
@@ -724,7 +725,7 @@ class _Reader:
             column.data_type = action.args["dtype"].sql(dialect=self.dialect)
         if action.args.get("allow_null") is not None:
             column.nullable = bool(action.args["allow_null"])
-        if isinstance(action.args.get("default"), exp.Expression):
+        if isinstance(action.args.get("default"), exp.Expr):
             column.default = action.args["default"].sql(dialect=self.dialect)
         elif action.args.get("drop"):
             column.default = None
@@ -765,12 +766,12 @@ class _Reader:
 
     # ── Table elements: columns and table constraints ──
 
-    def element(self, table: model.Table, item: exp.Expression, text: str, span: Span) -> None:
+    def element(self, table: model.Table, item: exp.Expr, text: str, span: Span) -> None:
         if isinstance(item, exp.ColumnDef):
             self.column(table, item, text, span)
             return
         name = None
-        parts: list[exp.Expression] = [item]
+        parts: list[exp.Expr] = [item]
         if isinstance(item, exp.Constraint):
             name = item.name or None
             parts = list(item.expressions)
@@ -784,7 +785,7 @@ class _Reader:
                 table.indexes.append(made)
 
     def constraint(
-        self, part: exp.Expression, clustered: exp.Expression | None, name: str | None, text: str, span: Span
+        self, part: exp.Expr, clustered: exp.Expr | None, name: str | None, text: str, span: Span
     ) -> model.Constraint | model.Index | None:
         d = self.dialect
         if isinstance(part, exp.PrimaryKey):
@@ -810,7 +811,7 @@ class _Reader:
             return model.Index(part.name or "index", "", _names(part.expressions, d), unique, text, span)
         return None
 
-    def reference(self, reference: exp.Expression | None) -> tuple[str | None, list[str]]:
+    def reference(self, reference: exp.Expr | None) -> tuple[str | None, list[str]]:
         if not isinstance(reference, exp.Reference):
             return None, []
         target = reference.this

@@ -208,7 +208,7 @@ class _Converter:
         self.memo[id(source)] = node  # before the children: a recursive alias finds it
         if isinstance(source, yaml.SequenceNode):
             node.elements = [self.node(child, depth + 1) for child in source.value]
-        else:
+        elif isinstance(source, yaml.MappingNode):  # the only other kind of yaml node
             node.items = self.items(source, depth)
         return node
 
@@ -290,7 +290,7 @@ def _generic(out: Outline, docs: list[Node]) -> None:
 
 
 def _document_block(out: Outline, doc: Node, number: int) -> None:
-    block = out.add(f"doc{number}", (CONFIG_BLOCK,), f"document {number}", "", out.index.trimmed(doc.span))
+    block = out.add(f"doc{number}", (CONFIG_BLOCK,), f"document {number}", "", doc.span and out.index.trimmed(doc.span))
     if doc.kind == "scalar" and not doc.null:
         block.add(CONFIG_VALUE, MASK if out.hidden(doc) else stored(doc.text))
     config_tree(out, doc, parent=block.key, key_prefix=f"{block.key}/", scope=block.key)

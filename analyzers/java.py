@@ -623,7 +623,8 @@ class _FileWalk:
             body = next((c for c in children if c.type == "class_body"), None)
             if body is not None:
                 anonymous = self.anonymous(body, owner, member, written, erase_type(written))
-                return [(c, owner, member, scope) for c in children if c is not body] + [(body, anonymous, None, {})]
+                frames: list[Frame] = [(c, owner, member, scope) for c in children if c is not body]
+                return [*frames, (body, anonymous, None, {})]
         elif kind == "method_reference" and children:
             last = node.children[-1]
             if last.type == "new":
@@ -666,9 +667,8 @@ class _FileWalk:
             elif params is not None and params.type == "inferred_parameters":
                 scope.update((text(p), "") for p in params.named_children)
             elif params is not None:
-                return [(c, owner, member, scope) for c in params.named_children] + [
-                    (c, owner, member, scope) for c in children if c is not params
-                ]
+                ordered = [*params.named_children, *(c for c in children if c is not params)]
+                return [(c, owner, member, scope) for c in ordered]
         return [(c, owner, member, scope) for c in children]
 
     def invocation(

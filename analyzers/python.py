@@ -6,10 +6,15 @@ assignments) in C, so Python touches only those captures, never the whole tree. 
 come from the definitions' byte ranges (nested definitions nest their ranges), found by
 bisection rather than by walking parents.
 
-Names resolve through what the file itself knows: enclosing scopes, module-level
-definitions and an alias table built from every import in the file (one table per file,
-function-local imports included: a simplification that rarely misleads). A call on a
-receiver the file cannot type gets no qualified target; its bare name goes to the
+Names resolve through what the file itself knows, scope by scope as Python does:
+each function or class body has its own definitions, imports and local bindings, then
+the module's. A name bound locally (assigned, a loop or ``with`` target, a local import)
+shadows the outer one, so ``f()`` inside ``def f`` is recursion only when nothing local
+rebinds ``f``. A receiver is typed where the file says so plainly (``x = C(...)``,
+``x: C`` on a parameter or assignment, ``self.x = C(...)``): a call on an object whose
+type is imported from outside the package goes to an ``uko-code:ExternalSymbol``
+(``argparse.ArgumentParser.parse_args``), never to a same-named method inside. A call on
+a receiver the file cannot type gets no qualified target; its bare name goes to the
 linker's last-resort match only when it is distinctive (not a builtin, not a method of
 a builtin type, not one of a few names every library defines), so a guess on ``x.get()``
 never becomes an edge.
@@ -28,10 +33,17 @@ the associated tests live in other files and are appended by whoever follows the
 from __future__ import annotations
 
 import ast
+import asyncio
 import builtins
+import concurrent.futures
+import hashlib
 import inspect
+import io
+import logging
+import pathlib
 import re
 import textwrap
+import threading
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
@@ -44,6 +56,7 @@ import tree_sitter_python
 
 from cleveragents.analyzers import _treesitter as tsh
 from cleveragents.analyzers._isolation import Isolation, file_failure
+from cleveragents.indexing.link import PRIVATE_SYMBOL
 from cleveragents.indexing.model import Entity, FileAnalysis, Reference, RenderRequest, SourceFile, Value
 from cleveragents.vocabulary import detail_levels, uko, uko_code, uko_oo, uko_py
 
@@ -85,10 +98,15 @@ HAS_METHOD = uko_oo.hasMethod
 HAS_ATTRIBUTE = uko_oo.hasAttribute
 
 NAMESPACE = "py"
-# Confidence guidance of the analyzer contract.
-SCOPE_CONFIDENCE = 0.9  # the enclosing scope or an explicit import
-RECEIVER_CONFIDENCE = 0.8  # self./cls. on the enclosing class
-INHERITED_CONFIDENCE = 0.7  # a base class's member, a star import, a test's subject by naming
+# Confidences are measured, not chosen: each mechanism's precision against basedpyright on
+# the development packages of benchmarks/bench_calibration.py, rounded to the nearest 0.05
+# and capped at 0.95 (a name match is never a language server's certainty); held-out
+# packages check them (benchmarks/RESULTS.md, "Calibration"). All three measured 0.997-1.0.
+SCOPE_CONFIDENCE = 0.95  # the enclosing scope or an explicit import
+RECEIVER_CONFIDENCE = 0.95  # self./cls. on the enclosing class, or a receiver of a class the file names
+INHERITED_CONFIDENCE = 0.95  # a base class's member, super(), a star import
+# Not measurable against a language server (it has no answer for them): the contract's guidance.
+NAMING_CONFIDENCE = 0.7  # a test's subject by its name; a builtin base a star import may shadow
 DOC_VALUE_LIMIT = 500
 
 # The uko-py effective DetailLevelMap, in depth order.
@@ -123,7 +141,47 @@ _COMMON = (
     _BUILTINS
     | frozenset(
         name
-        for kind in (object, dict, list, str, bytes, set, frozenset, tuple, int, float, complex, type, BaseException)
+        for kind in (
+            object,
+            dict,
+            list,
+            str,
+            bytes,
+            bytearray,
+            memoryview,
+            set,
+            frozenset,
+            tuple,
+            int,
+            float,
+            complex,
+            type,
+            BaseException,
+            type(hashlib.sha256()),
+        )
+        for name in dir(kind)
+    )
+    # Methods of the standard library's everyday objects (futures, tasks, events, queues,
+    # threads, loggers, files, paths): on a receiver the file cannot type, such a name is
+    # far more often the library's method than a same-named one inside (measured against
+    # basedpyright: benchmarks/RESULTS.md, "Calibration").
+    | frozenset(
+        name
+        for kind in (
+            asyncio.Future,
+            asyncio.Task,
+            asyncio.Event,
+            asyncio.Queue,
+            asyncio.Lock,
+            asyncio.Condition,
+            concurrent.futures.Future,
+            threading.Event,
+            threading.Thread,
+            logging.Logger,
+            io.IOBase,
+            pathlib.PurePath,
+            pathlib.Path,
+        )
         for name in dir(kind)
     )
     | frozenset(
@@ -249,11 +307,21 @@ _QUERY_TEXT = """
 (module (expression_statement (assignment left: (identifier)) @var))
 (class_definition body: (block (expression_statement (assignment left: (identifier)) @field)))
 (assignment left: (attribute object: (identifier) attribute: (identifier)) @member)
+(assignment left: (identifier) @bound)
+(augmented_assignment left: (identifier) @bound)
+(pattern_list (identifier) @bound)
+(tuple_pattern (identifier) @bound)
+(list_pattern (identifier) @bound)
+(for_statement left: (identifier) @bound)
+(as_pattern_target (identifier) @bound)
+(as_pattern_target (tuple (identifier) @bound))
+(named_expression name: (identifier) @bound)
+[(global_statement) (nonlocal_statement)] @declared
 """
 # Node kinds compared by id (an int compare) where the analyzer looks at many nodes.
 _KIND_NAMES = (
     "class_definition decorated_definition identifier import_statement aliased_import relative_import "
-    "wildcard_import string expression_statement comment keyword_argument subscript"
+    "wildcard_import string expression_statement comment keyword_argument subscript assignment call attribute"
 )
 
 
@@ -266,8 +334,14 @@ class _Grammar:
 @cache
 def _grammar() -> _Grammar:
     language = ts.Language(tree_sitter_python.language())
-    kinds = {name: language.id_for_node_kind(name, True) for name in _KIND_NAMES.split()}
-    return _Grammar(ts.Query(language, _QUERY_TEXT), kinds)
+    kinds: dict[str, int] = {}
+    for name in _KIND_NAMES.split():
+        kind = language.id_for_node_kind(name, True)
+        if kind is None:  # a grammar upgrade renamed a node kind the analyzer relies on
+            raise LookupError(f"tree-sitter-python has no node kind {name!r}")
+        kinds[name] = kind
+    # One query, one walk of the tree: the analysis's captures and the fingerprint's.
+    return _Grammar(ts.Query(language, _QUERY_TEXT + _FINGERPRINT_QUERY), kinds)
 
 
 def _parse(data: bytes) -> ts.Tree:
@@ -291,6 +365,7 @@ _FINGERPRINT_QUERY = (
     "(comment) @comment (string) @string (block) @block (tuple) @tuple (tuple_pattern) @tuple"
     " (parenthesized_expression) @paren"
 )
+_FINGERPRINT_CAPTURES = frozenset({"comment", "string", "block", "tuple", "paren"})  # need no order
 _FREE_TUPLE = frozenset({"for_statement", "for_in_clause", "assignment", "return_statement", "expression_statement"})
 _WHOLE_EXPRESSION = frozenset(
     {
@@ -323,8 +398,8 @@ def _string_token(text: bytes) -> bytes:
         return text
 
 
-def _fingerprints(tree: ts.Tree, data: bytes) -> tsh.Fingerprints:
-    found = tsh.captured_ranges(tree_sitter_python.language, _FINGERPRINT_QUERY, tree.root_node)
+def _fingerprints(found: dict[str, list[ts.Node]], data: bytes) -> tsh.Fingerprints:
+    """The fingerprints of a file from its ``_FINGERPRINT_QUERY`` captures (in any order)."""
     dropped = [(n.start_byte, n.end_byte) for n in found.get("comment", ())]
     for kind, free in (("tuple", _FREE_TUPLE), ("paren", _WHOLE_EXPRESSION)):
         for node in found.get(kind, ()):
@@ -446,6 +521,14 @@ def _docstring_text(data: bytes, statement: ts.Node) -> str | None:
 # -- analysis -----------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class _Typed:
+    """How a name's type is written where it is bound: ``C(...)`` (constructed) or ``x: C``."""
+
+    text: str
+    constructed: bool
+
+
 @dataclass(eq=False, slots=True)
 class _Scope:
     """A class or function definition while its file is being analyzed."""
@@ -468,9 +551,72 @@ class _Scope:
     # the class or its resolved bases may come from there, so no bare-name guess is honest.
     foreign_base: bool = False
     is_protocol: bool = False
+    # What the body binds itself, which shadows the enclosing scopes' names (Python's rule:
+    # a name bound anywhere in a function body is local to all of it).
+    aliases: dict[str, str] = field(default_factory=dict)  # local name -> qualified, from local imports
+    bound: set[str] = field(default_factory=set)  # assigned, loop/with/except targets, walrus
+    # Local name -> how its value's type is written (a constructor call or an annotation);
+    # None when the name is bound more than once (the type is then not plain).
+    types: dict[str, _Typed | None] = field(default_factory=dict)
+    attribute_types: dict[str, _Typed | None] = field(default_factory=dict)  # of a class: self.x's
 
 
 _Edge = tuple[tuple[tuple[str, float], ...], str | None]  # (targets, simple name) of one reference
+_SHADOWED = "<shadowed>"  # lookup(): bound in an enclosing function to a value the file cannot name
+_DEFINITION_NODES = frozenset({"function_definition", "class_definition"})
+# Annotations that name no class whose methods a call could reach.
+_UNTYPED_ROOTS = frozenset({"typing", "typing_extensions", "collections", "builtins", "types"})
+_OPTIONAL = re.compile(r"(?:typing\.|t\.)?Optional\[(.*)\]", re.S)
+
+
+def _owner_start(node: ts.Node) -> int | None:
+    """Where the innermost def or class holding ``node`` starts; None at module level."""
+    parent = node.parent
+    while parent is not None:
+        if parent.type in _DEFINITION_NODES:
+            return parent.start_byte
+        parent = parent.parent
+    return None
+
+
+def _type_attribute(owner: _Scope, name: str, typed: _Typed | None) -> None:
+    """Record ``self.name``'s type on its class; two different ones (or an untyped binding) make it unknown."""
+    known = owner.attribute_types
+    if name not in known:
+        known[name] = typed
+    elif known[name] != typed:
+        known[name] = None
+
+
+def _encloses_named(scope: _Scope | None, name: str) -> bool:
+    """Whether ``scope`` or a definition around it is called ``name``."""
+    while scope is not None:
+        if scope.name == name:
+            return True
+        scope = scope.parent
+    return False
+
+
+def _plain_annotation(text: str) -> str | None:
+    """The class an annotation names when it is plain: ``C``, ``m.C``, ``"C"``, ``Optional[C]``,
+    ``C | None``, ``C[T]``; None for unions of several classes and anything else."""
+    text = text.strip().strip("'\"").strip()
+    optional = _OPTIONAL.fullmatch(text)
+    if optional:
+        text = optional.group(1).strip()
+    parts = [p.strip() for p in text.split("|")]
+    others = [p for p in parts if p != "None"]
+    if len(others) != 1:
+        return None
+    text = others[0].split("[", 1)[0].strip()
+    return _dotted(text)
+
+
+def _looks_like_class(qualified: str) -> bool:
+    """``ArgumentParser``, ``HTTPServer`` but not ``urlopen`` or ``MAX_SIZE``: a CapWords
+    name, what PEP 8 asks of classes (used only for names from outside the file)."""
+    last = qualified.rsplit(".", 1)[-1].lstrip("_")
+    return last[:1].isupper() and any(c.islower() for c in last)
 
 
 class _FileAnalyzer:
@@ -488,7 +634,10 @@ class _FileAnalyzer:
         self.entities: list[Entity] = []
         self.references: list[Reference] = []
         self.keys: dict[str, int] = {}
-        self.aliases: dict[str, str] = {}  # local name -> qualified name, from imports
+        self.aliases: dict[str, str] = {}  # local name -> qualified name, from module-level imports
+        # Imports inside a definition, by the start of the innermost def/class holding them.
+        self.local_aliases: dict[int, dict[str, str]] = {}
+        self.module_bound: set[str] = set()  # names bound at module level by assignment
         self.from_names: set[str] = set()  # local names bound by `from m import name`
         self.star_modules: list[str] = []
         self.imported: dict[str, Entity] = {}  # qualified module -> its Import entity
@@ -515,7 +664,10 @@ class _FileAnalyzer:
     def run(self) -> FileAnalysis:
         found = ts.QueryCursor(self.grammar.query).captures(self.tree.root_node)
         # Capture lists are not in document order, and keys (~2, ~3) and dedup depend on it.
-        captures = {name: sorted(nodes, key=_POSITION) for name, nodes in found.items()}
+        captures = {
+            name: nodes if name in _FINGERPRINT_CAPTURES else sorted(nodes, key=_POSITION)
+            for name, nodes in found.items()
+        }
         isolation = self.isolation
         with isolation.phase("module docstring"):
             self.docstring(self.tree.root_node, self.file, "")
@@ -524,6 +676,8 @@ class _FileAnalyzer:
                 self.import_statement(node)
         self.definitions(captures.get("def", []))
         self.starts = [scope.start for scope in self.scopes]
+        with isolation.phase("local bindings"):
+            self.bindings(captures)
         for scope in self.scopes:
             if scope.is_class:
                 with isolation.phase(f"bases of {scope.qualname}"):
@@ -557,7 +711,7 @@ class _FileAnalyzer:
                     if TEST_FUNCTION in scope.entity.types:
                         self.tested_callable(scope)
         with isolation.phase("fingerprints"):
-            tsh.add_fingerprints(self.entities, _fingerprints(self.tree, self.data))
+            tsh.add_fingerprints(self.entities, _fingerprints(captures, self.data))
         return isolation.finish(FileAnalysis(self.entities, self.references, problems))
 
     # -- scopes
@@ -570,24 +724,93 @@ class _FileAnalyzer:
             scope = scope.parent
         return scope
 
-    def defined(self, name: str, scope: _Scope | None) -> _Scope | None:
-        """The definition a bare name means at ``scope``: enclosing definitions, then module level."""
+    def lookup(self, name: str, scope: _Scope | None) -> tuple[_Scope | None, str | None]:
+        """What a bare name means at ``scope``, scope by scope as Python looks it up: (the
+        definition, its qualified name). A name the innermost binding scope binds to a value
+        the file cannot name (a parameter, an assignment, a loop target) gives ``_SHADOWED``."""
         inner = True
         while scope is not None:
             if inner or not scope.is_class:  # a class body does not enclose its methods' names
                 hit = scope.members.get(name)
                 if hit is not None:
-                    return hit
+                    return hit, hit.qualname
+                alias = scope.aliases.get(name)
+                if alias is not None:
+                    return None, alias
+                if name in scope.bound or name in scope.params:
+                    return None, _SHADOWED
             inner = False
             scope = scope.parent
-        return self.top.get(name)
+        hit = self.top.get(name)
+        if hit is not None:
+            return hit, hit.qualname
+        alias = self.aliases.get(name)
+        if alias is None and name in self.module_bound:
+            return None, _join(self.module, name)  # a module-level variable (its entity's symbol)
+        return None, alias
 
     def resolve(self, dotted: str, scope: _Scope | None) -> str | None:
         """The qualified name ``a.b.c`` means at ``scope``, through definitions and imports."""
         head, dot, rest = dotted.partition(".")
-        found = self.defined(head, scope)
-        qualified = found.qualname if found is not None else self.aliases.get(head)
-        return None if qualified is None else qualified + dot + rest
+        qualified = self.lookup(head, scope)[1]
+        return None if qualified is None or qualified == _SHADOWED else qualified + dot + rest
+
+    def bindings(self, captures: dict[str, list[ts.Node]]) -> None:
+        """What each function and class body binds itself: local imports, assignments and
+        other targets (with how their type is written, where it is plain), and ``self.x``
+        assignments typed for the class. ``global``/``nonlocal`` names are not local."""
+        for scope in self.scopes:
+            scope.aliases = self.local_aliases.get(scope.start, scope.aliases)
+        kinds = self.kinds
+        assignment, call = kinds["assignment"], kinds["call"]
+        for node in captures.get("bound", ()):
+            scope = self.enclosing(node.start_byte)
+            name = self.text(node)
+            if scope is None:
+                self.module_bound.add(name)
+                continue
+            typed = None
+            parent = node.parent
+            if parent is not None and parent.kind_id == assignment and parent.child_by_field_name("left") == node:
+                typed = self.typed_value(parent, call)
+            elif parent is not None and parent.parent is not None and parent.parent.parent is not None:
+                clause = parent.parent.parent  # except E as e: (as_pattern_target) < as_pattern < except_clause
+                caught = parent.parent.named_child(0)
+                if clause.type == "except_clause" and caught is not None and _dotted(self.text(caught)):
+                    typed = _Typed(self.text(caught), constructed=False)
+            fresh = name not in scope.bound and name not in scope.params
+            scope.bound.add(name)
+            scope.types[name] = typed if fresh else None
+            if scope.is_class:  # a class-level field is what self.x reads unless a method rebinds it
+                _type_attribute(scope, name, typed)
+        for node in captures.get("member", ()):
+            scope = self.enclosing(node.start_byte)
+            method = scope.method if scope is not None else None
+            owner = method.parent if method is not None else None
+            if method is None or owner is None or self.text(node.child_by_field_name("object")) != method.first_param:
+                continue
+            parent = node.parent
+            typed = self.typed_value(parent, call) if parent is not None else None
+            _type_attribute(owner, self.text(node.child_by_field_name("attribute")), typed)
+        for node in captures.get("declared", ()):
+            scope = self.enclosing(node.start_byte)
+            if scope is not None:
+                for name in node.named_children:
+                    scope.bound.discard(self.text(name))
+                    scope.types.pop(self.text(name), None)
+
+    def typed_value(self, assignment: ts.Node, call: int) -> _Typed | None:
+        """``x: C = ...`` or ``x = C(...)``: how the assigned value's type is written."""
+        annotation = assignment.child_by_field_name("type")
+        if annotation is not None:
+            return _Typed(self.text(annotation), constructed=False)
+        right = assignment.child_by_field_name("right")
+        if right is not None and right.kind_id == call:
+            function = right.child_by_field_name("function")
+            written = _dotted(self.text(function)) if function is not None else None
+            if written is not None:
+                return _Typed(written, constructed=True)
+        return None
 
     # -- definitions
 
@@ -656,6 +879,9 @@ class _FileAnalyzer:
         parameters, written = _parameters(self.data, node.child_by_field_name("parameters"))
         scope.params = frozenset(str(p["name"]) for p in parameters)
         scope.visible = scope.visible | scope.params
+        for parameter in parameters:
+            if parameter["type"] and parameter["kind"] not in ("var_positional", "var_keyword"):
+                scope.types[str(parameter["name"])] = _Typed(str(parameter["type"]), constructed=False)
         if method:
             scope.method = scope
             scope.first_param = str(parameters[0]["name"]) if parameters else ""
@@ -668,7 +894,7 @@ class _FileAnalyzer:
             values[RETURN_TYPE] = [return_type]
         modifiers = _modifiers(decorators, is_async)
         if modifiers:
-            values[MODIFIERS] = modifiers
+            values[MODIFIERS] = [*modifiers]
 
     def is_test(self, name: str, parent: _Scope | None) -> bool:
         """pytest's and unittest's rule: test_* at module level or in a class, in a test file or a Test* class."""
@@ -693,7 +919,7 @@ class _FileAnalyzer:
             return
         kinds = self.kinds
         entity = scope.entity
-        resolved: list[tuple[str, str | None]] = []
+        resolved: list[tuple[str, str | None, tuple[int, int] | None]] = []
         for base in bases.named_children:
             if base.kind_id == kinds["keyword_argument"]:
                 if self.text(base.child_by_field_name("value")) in _ABSTRACT_BASES:
@@ -704,7 +930,7 @@ class _FileAnalyzer:
             dotted = _dotted(self.text(base))
             if dotted is None or dotted == "object":
                 continue
-            if dotted in _PROTOCOL_BASES or self.aliases.get(dotted) in _PROTOCOL_BASES:
+            if dotted in _PROTOCOL_BASES or self.resolve(dotted, scope.parent) in _PROTOCOL_BASES:
                 scope.is_protocol = True
                 entity.types = (PROTOCOL,)
                 continue
@@ -729,7 +955,7 @@ class _FileAnalyzer:
                 # wins; else the edge goes to an external symbol, which a language server upgrades.
                 shadowed = qualified is None and bool(self.star_modules)
                 external = self.external_symbol(outside)
-                targets = (*targets, (external, INHERITED_CONFIDENCE if shadowed else SCOPE_CONFIDENCE))
+                targets = (*targets, (external, NAMING_CONFIDENCE if shadowed else SCOPE_CONFIDENCE))
             local = self.top.get(dotted)
             # Python has no `implements`: subclassing a Protocol of this file is the nearest thing.
             implements = local is not None and local.is_protocol and not scope.is_protocol
@@ -741,7 +967,7 @@ class _FileAnalyzer:
         """An ``uko-code:ExternalSymbol`` node of this file for a name from outside the package
         (keyed as the language server's are, so its answer lands on the same node), and the
         symbol only this file's references resolve to."""
-        symbol = f"~external:{self.path}:{qualified}"
+        symbol = f"{PRIVATE_SYMBOL}external:{self.path}:{qualified}"
         key = f"~external/python/{qualified}"
         if key not in self.keys:
             self.keys[key] = 1
@@ -819,15 +1045,18 @@ class _FileAnalyzer:
     def import_statement(self, node: ts.Node) -> None:
         kinds = self.kinds
         line = node.start_point[0] + 1
+        owner = _owner_start(node)
+        # A function's or class's own import binds in that body only, as Python's does.
+        aliases = self.aliases if owner is None else self.local_aliases.setdefault(owner, {})
         if node.kind_id == kinds["import_statement"]:
             for item in node.children_by_field_name("name"):
                 if item.kind_id == kinds["aliased_import"]:
                     target = "".join(self.text(item.child_by_field_name("name")).split())
-                    self.aliases[self.text(item.child_by_field_name("alias"))] = target
+                    aliases[self.text(item.child_by_field_name("alias"))] = target
                 else:
                     target = "".join(self.text(item).split())
                     head = target.split(".", 1)[0]
-                    self.aliases.setdefault(head, head)  # `import a.b` binds `a`
+                    aliases.setdefault(head, head)  # `import a.b` binds `a`
                 named = item.child_by_field_name("name") if item.kind_id == kinds["aliased_import"] else item
                 self.add_import(target, target, ((target, SCOPE_CONFIDENCE),), node, line, _name_position(named))
             return
@@ -843,8 +1072,9 @@ class _FileAnalyzer:
             named = item.child_by_field_name("name") if aliased else item
             original = self.text(named)
             local = self.text(item.child_by_field_name("alias")) if aliased else original
-            self.aliases[local] = _join(base, original)
-            self.from_names.add(local)
+            aliases[local] = _join(base, original)
+            if owner is None:
+                self.from_names.add(local)
             names.append((original, _name_position(named)))
         if any(child.kind_id == kinds["wildcard_import"] for child in node.children):
             self.star_modules.append(base)
@@ -907,19 +1137,23 @@ class _FileAnalyzer:
         """``f()``: a nested or module-level definition, an imported name, else a distinctive bare name."""
         if scope is not None and name in scope.visible:
             return []  # a callback: nothing honest to say
-        found = self.defined(name, scope)
+        found, qualified = self.lookup(name, scope)
         if found is not None:
             edges: list[_Edge] = [(((found.qualname, SCOPE_CONFIDENCE),), None)]
             init = found.members.get("__init__") if found.is_class else None
             if init is not None:  # instantiation runs __init__
                 edges.append((((init.qualname, SCOPE_CONFIDENCE),), None))
             return edges
-        imported = self.aliases.get(name)
-        if imported is not None:
-            return [(((imported, SCOPE_CONFIDENCE),), self.distinctive(imported.rsplit(".", 1)[-1]))]
+        if qualified == _SHADOWED:
+            return []  # a local variable holding a callable: nothing honest to say
+        if qualified is not None:
+            return [(((qualified, SCOPE_CONFIDENCE),), self.distinctive(qualified.rsplit(".", 1)[-1]))]
         if name in _BUILTINS:
             return []
-        targets, simple = self.star_targets(name), self.distinctive(name)
+        # A bare name equal to an enclosing method's cannot reach that method (methods are
+        # not in scope by bare name): a last-resort match would make a false recursion.
+        simple = None if _encloses_named(scope, name) else self.distinctive(name)
+        targets = self.star_targets(name)
         return [(targets, simple)] if targets or simple else []
 
     def attribute_call(self, text: str, scope: _Scope | None) -> list[_Edge]:
@@ -939,6 +1173,11 @@ class _FileAnalyzer:
         head, _, rest = dotted.partition(".")
         method = dotted.rsplit(".", 1)[-1]
         receivers = ("self", "cls", method_scope.first_param) if method_scope is not None else ()
+        typed = self.receiver_type(head, rest, scope, owner if head in receivers else None)
+        if typed is not None:
+            edges = self.typed_call(*typed, method)
+            if edges is not None:
+                return edges
         if owner is not None and "." not in rest and head in receivers:
             targets = ((f"{owner.qualname}.{rest}", RECEIVER_CONFIDENCE),)
             targets += tuple((f"{base}.{rest}", INHERITED_CONFIDENCE) for base in owner.bases)
@@ -947,9 +1186,56 @@ class _FileAnalyzer:
             return [(targets, None if owner.foreign_base else self.distinctive(method))]
         qualified = None if scope is not None and head in scope.visible else self.resolve(dotted, scope)
         if qualified is not None:
-            return [(((qualified, SCOPE_CONFIDENCE),), self.distinctive(method))]
+            # mod.f() inside def f, with mod.f not found: a bare name would match the caller.
+            simple = None if self.is_self_name(method, scope) else self.distinctive(method)
+            return [(((qualified, SCOPE_CONFIDENCE),), simple)]
         simple = self.distinctive(method)
         return [((), simple)] if simple and not self.is_self_name(method, scope) else []
+
+    def receiver_type(
+        self, head: str, rest: str, scope: _Scope | None, owner: _Scope | None
+    ) -> tuple[_Typed, _Scope | None] | None:
+        """How the receiver of ``head.m()`` or ``self.x.m()`` is typed, and the scope where that
+        is written (its names resolve there); None when the file does not say plainly."""
+        if owner is not None:  # self.x.m(): the class's record of self.x
+            attribute, dot, tail = rest.partition(".")
+            typed = owner.attribute_types.get(attribute) if dot and "." not in tail else None
+            return (typed, owner.parent) if typed is not None else None
+        if "." in rest:
+            return None
+        inner = True
+        while scope is not None:
+            if inner or not scope.is_class:
+                if head in scope.types:
+                    typed = scope.types[head]
+                    return (typed, scope) if typed is not None else None
+                if head in scope.bound or head in scope.params or head in scope.members or head in scope.aliases:
+                    return None
+            inner = False
+            scope = scope.parent
+        return None
+
+    def typed_call(self, typed: _Typed, where: _Scope | None, method: str) -> list[_Edge] | None:
+        """``x.m()`` on a receiver of a known class: that class's method, an external symbol for a
+        class from outside the package; None when the written type names no class the file knows."""
+        written = typed.text if typed.constructed else _plain_annotation(typed.text)
+        if written is None:
+            return None
+        head = written.split(".", 1)[0]
+        found, qualified = self.lookup(head, where)
+        if qualified is None or qualified == _SHADOWED:
+            return [] if qualified is None and written in _BUILTINS else None  # builtins' methods are all common names
+        qualified = qualified + written[len(head) :]
+        if typed.constructed and not (found.is_class if found is not None else _looks_like_class(qualified)):
+            return None  # a factory function: what it returns is not written here
+        if qualified.split(".", 1)[0] in _UNTYPED_ROOTS:
+            return None
+        target = f"{qualified}.{method}"
+        if qualified.split(".", 1)[0] == self.module.split(".", 1)[0]:
+            return [(((target, RECEIVER_CONFIDENCE),), self.distinctive(method))]
+        # From outside the package: its method, or (another package indexed with this one
+        # defines it after all) the definition inside; never a same-named method by bare name.
+        return [(((target, RECEIVER_CONFIDENCE), (self.external_symbol(target), RECEIVER_CONFIDENCE)), None)]
 
     @staticmethod
     def is_self_name(method: str, scope: _Scope | None) -> bool:
@@ -992,7 +1278,7 @@ class _FileAnalyzer:
         targets += [self.aliases[c] for c in candidates if c in self.from_names]
         targets += [f"{m}.{c}" for m in self.modules_under_test for c in candidates]
         if targets:
-            unique = tuple((t, INHERITED_CONFIDENCE) for t in dict.fromkeys(targets))
+            unique = tuple((t, NAMING_CONFIDENCE) for t in dict.fromkeys(targets))
             line = scope.node.start_point[0] + 1
             self.references.append(Reference(scope.entity.key, TESTS_CALLABLE, NAMESPACE, unique, None, line))
 
@@ -1299,7 +1585,7 @@ def render(request: RenderRequest) -> str:
 
 class PythonAnalyzer:
     name = "python"
-    version = "4"
+    version = "5"
 
     def handles(self, path: str) -> bool:
         return path.endswith((".py", ".pyi"))

@@ -100,7 +100,7 @@ class RestructuredTextAnalyzer(DocumentAnalyzer):
 
 @cache
 def _base_settings() -> Any:
-    settings = frontend.get_default_settings(Parser)
+    settings = frontend.get_default_settings(Parser())
     settings.report_level = 5  # print nothing
     settings.halt_level = 5  # raise on nothing
     settings.file_insertion_enabled = False  # never read other files (include, csv-table :file:)
@@ -119,13 +119,13 @@ def _settings(stream: io.StringIO) -> Any:
 # ── permissive directives and roles ──────────────────────────────
 
 
-class _AnyOption(dict[str, Callable[[str | None], Any]]):
+class _AnyOption(dict[str, Callable[[str], Any]]):
     """An option spec accepting every option (non-empty, or docutils would not parse options)."""
 
     def __init__(self) -> None:
         super().__init__(name=directives.unchanged)
 
-    def __missing__(self, key: str) -> Callable[[str | None], Any]:
+    def __missing__(self, key: str) -> Callable[[str], Any]:
         return directives.unchanged
 
 
@@ -441,7 +441,9 @@ class _Walker:
 
     def _inline(self, node: nodes.Element, block: Block, line: int) -> None:
         """Links, code names, cross-references and footnote references inside a block."""
-        for child in node.findall(nodes.Inline):
+        # Inline is a mixin, not a Node subclass, so it is tested as a predicate (as docutils
+        # itself does for a class condition).
+        for child in node.findall(lambda n: isinstance(n, nodes.Inline)):
             if isinstance(child, nodes.reference):
                 if child.get("refuri"):
                     block.hrefs.append((child["refuri"], line))

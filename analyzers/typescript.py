@@ -238,9 +238,9 @@ def _doc_comment(node: ts.Node) -> ts.Node | None:
     return None
 
 
-def _string_value(node: ts.Node) -> str | None:
+def _string_value(node: ts.Node | None) -> str | None:
     """The content of a string literal or template (substitutions kept as written)."""
-    return _text(node)[1:-1] if node.type in ("string", "template_string") else None
+    return _text(node)[1:-1] if node is not None and node.type in ("string", "template_string") else None
 
 
 def resolve_specifier(specifier: str, path: str) -> list[str]:
@@ -575,7 +575,7 @@ class _FilePass:
         names: frozenset[str] = frozenset()
         if parameters is not None:
             params = _parameters(parameters)
-            names = frozenset(p["name"] for p in params)
+            names = frozenset(p["name"] or "" for p in params) - {""}
             entity.add(PARAMETERS, _JSON.encode(params))
         else:
             single = node.child_by_field_name("parameter")  # `x => ...`

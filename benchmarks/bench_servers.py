@@ -6,9 +6,10 @@ HTTP and A2A under 32 concurrent clients.
 
 DIR is an indexed store (RESULTS.md says which). Part 1 times, for each operation, N calls
 through ``WorkspaceOperations`` (what the tool runs, no protocol) and N calls of the MCP
-tool through the SDK's client to ``agents mcp serve`` over stdio; the protocol's overhead
-is the difference of the medians. Part 2 starts ``agents serve`` (A2A and MCP on one port)
-and runs C clients for S seconds against each surface: calls, errors, throughput, p50/p95.
+tool through the SDK's client to ``agents mcp serve`` over stdio, interleaved one by one;
+the protocol's overhead is the median of the paired differences. Part 2 starts ``agents
+serve`` (A2A and MCP on one port) and runs C clients for S seconds against each surface:
+calls, errors, throughput, p50/p95.
 """
 
 from __future__ import annotations
@@ -92,42 +93,54 @@ def in_process(ops: Any, tool: str, args: dict[str, Any]) -> Callable[[], Any]:
 
 
 def part_one(data_dir: Path, calls: int, context_calls: int) -> dict[str, Any]:
+    """Each call in process and through MCP over stdio, interleaved (in process, then stdio,
+    N times), so both see the same load; the overhead is the median of the N paired
+    differences (and, beside it, the difference of the two medians)."""
     ops = workspace_operations(data_dir, Config(data_dir))
     target = pick_target(ops)
     out: dict[str, Any] = {"target": target}
     plan = operations(target)
-    for label, (tool, args) in plan.items():
-        n = context_calls if tool == "assemble_context" else calls
-        fn = in_process(ops, tool, args)
-        fn()  # warm: imports, caches
-        samples = []
-        for _ in range(n):
-            start = time.perf_counter()
-            fn()
-            samples.append(time.perf_counter() - start)
-        out[label] = {"calls": n, "in_process": summary(samples)}
 
-    async def over_stdio() -> None:
+    async def paired() -> None:
         params = StdioServerParameters(
             command=AGENTS, args=["--data-dir", str(data_dir), "mcp", "serve"], env=dict(os.environ)
         )
         async with Client(params, cache=None) as client:
             for label, (tool, args) in plan.items():
-                n = out[label]["calls"]
-                result = await client.call_tool(tool, args)  # warm
+                n = context_calls if tool == "assemble_context" else calls
+                fn = in_process(ops, tool, args)
+                fn()  # warm: imports, caches
+                result = await client.call_tool(tool, args)
                 assert not result.is_error, result.content
-                samples = []
+                local, remote, checks = [], [], []
                 for _ in range(n):
                     start = time.perf_counter()
+                    fn()
+                    local.append(time.perf_counter() - start)
+                    start = time.perf_counter()
                     result = await client.call_tool(tool, args)
-                    samples.append(time.perf_counter() - start)
+                    remote.append(time.perf_counter() - start)
                     assert not result.is_error, result.content
-                out[label]["stdio"] = summary(samples)
-                out[label]["overhead_p50_ms"] = round(
-                    out[label]["stdio"]["p50_ms"] - out[label]["in_process"]["p50_ms"], 2
-                )
+                    # The SDK client checks every result against the tool's output schema
+                    # (jsonschema); timed again here to tell it apart from server and transport.
+                    start = time.perf_counter()
+                    await client.session.validate_tool_result(tool, result)
+                    checks.append(time.perf_counter() - start)
+                differences = [r - q for q, r in zip(local, remote, strict=True)]
+                beyond_check = [d - c for d, c in zip(differences, checks, strict=True)]
+                out[label] = {
+                    "calls": n,
+                    "in_process": summary(local),
+                    "stdio": summary(remote),
+                    "overhead_p50_ms": round(statistics.median(differences) * 1000, 2),
+                    "difference_of_medians_ms": round((statistics.median(remote) - statistics.median(local)) * 1000, 2),
+                    "ratio_p50": round(statistics.median(remote) / statistics.median(local), 3),
+                    "client_output_check_p50_ms": round(statistics.median(checks) * 1000, 2),
+                    "overhead_without_output_check_p50_ms": round(statistics.median(beyond_check) * 1000, 2),
+                }
+                print(label, json.dumps(out[label]), flush=True)
 
-    anyio.run(over_stdio)
+    anyio.run(paired)
     return out
 
 
@@ -135,6 +148,13 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def cause(exc: BaseException) -> str:
+    """The first leaf of an exception group (a task group's failure wraps the real one)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"[:200]
 
 
 async def load(clients: int, seconds: float, connect: Callable[[], Any]) -> dict[str, Any]:
@@ -154,13 +174,13 @@ async def load(clients: int, seconds: float, connect: Callable[[], Any]) -> dict
                         ok = await call()
                     except Exception as exc:  # counted, not fatal: the run measures errors
                         ok = False
-                        errors.append(f"{type(exc).__name__}: {exc}"[:200])
+                        errors.append(cause(exc))
                     else:
                         if not ok:
                             errors.append("error result")
                     samples.append(time.perf_counter() - start)
         except Exception as exc:  # a connection that failed or broke
-            errors.append(f"connection: {type(exc).__name__}: {exc}"[:200])
+            errors.append("connection: " + cause(exc))
 
     started = time.perf_counter()
     async with anyio.create_task_group() as tasks:

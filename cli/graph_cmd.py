@@ -551,6 +551,8 @@ def blame_cmd(
                     "message": by.message if by else None,
                     "retracted": line.span.end,
                     "retracted_time": gone.time if gone else None,
+                    "plan": line.plan,
+                    "decision": line.decision,
                 }
             )
         columns = [
@@ -561,6 +563,8 @@ def blame_cmd(
             ColumnDef("time", "Time"),
             ColumnDef("agent", "Agent"),
             ColumnDef("message", "Message"),
+            ColumnDef("plan", "Plan", hidden=not any(line.plan for line in lines)),
+            ColumnDef("decision", "Decision", hidden=not any(line.decision for line in lines)),
             ColumnDef("retracted", "Retracted", alignment="right", hidden=not include_retracted),
             ColumnDef("retracted_time", "Retracted time", hidden=not include_retracted),
         ]

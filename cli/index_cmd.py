@@ -77,6 +77,8 @@ def render_summary(out: OutputSession, app_ctx: AppContext, summary: IndexSummar
         rows = [{"path": e.path, "message": e.message} for e in summary.errors[:SHOWN_ERRORS]]
         more = len(summary.errors) - len(rows)
         out.table("Errors" + (f" (first {SHOWN_ERRORS}; {more} more)" if more else ""), ERROR_COLUMNS, rows=rows)
+    for path, reason in sorted(summary.cut_off.items())[:SHOWN_ERRORS]:
+        out.status(f"{path}: analysis cut off, file node only: {reason}", "warn")
     for path, names in sorted(summary.hidden_entities.items())[:SHOWN_ERRORS]:
         out.status(f"{path}: a syntax error hides {', '.join(names)}", "warn")
     for report in summary.enrichment:

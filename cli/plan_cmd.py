@@ -17,6 +17,7 @@ from cleveragents.plans.records import PlanRecord
 from cleveragents.plans.vocabulary import ulid_of
 from cleveragents.services import plans
 
+from . import sandbox_cmd
 from .graph_cmd import agent_name, read_text, workspace
 from .invocation import AppContext, get_context
 from .rendering import is_structured, listed, record, reporting_violations
@@ -38,6 +39,7 @@ def show_plan(out: OutputSession, app_ctx: AppContext, plan: PlanRecord, allowed
         ("action", "Action", plan.action or ""),
         ("projects", "Projects", listed(plan.projects, structured)),
         ("automation_level", "Automation Level", plan.automation_level),
+        ("read_only", "Read Only", plan.read_only),
         ("awaiting_decision", "Awaiting Approval", data["awaiting_decision"] or ""),
         ("description", "Description", plan.description),
         ("definition_of_done", "Definition of Done", plan.definition_of_done),
@@ -340,3 +342,7 @@ def diff(
         lines = [f"- [{d.type}] {d.chosen} ({d.id})" for d in found.superseded]
         lines += [f"+ [{d.type}] {d.chosen} ({d.id})" for d in found.replacements]
         out.code("\n".join(lines) or "(no decisions)", "diff")
+
+
+# The sandbox verbs of a plan (checkpoint, rollback, artifacts), defined in sandbox_cmd.
+sandbox_cmd.register_plan_commands(app)

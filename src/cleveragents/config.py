@@ -145,10 +145,26 @@ KEYS: Final[dict[str, KeySpec]] = {
             minimum=1,
         ),
         KeySpec(
+            "index.file_time_limit",
+            "float",
+            120.0,
+            "Seconds one file's analysis may take; past it the file keeps its file node and the reason (0: no limit).",
+            minimum=0,
+        ),
+        KeySpec(
+            "index.file_memory_limit",
+            "int",
+            2048,
+            "MB one file's analysis may allocate in a worker; past it the file keeps its file node and the reason "
+            "(0: no limit).",
+            minimum=0,
+        ),
+        KeySpec(
             "index.commit_batch_files",
             "int",
             200,
-            "A first index commits this many files at a time (bounded memory; a killed run resumes).",
+            "A first index (or the rest of one that was killed) commits this many files at a time "
+            "(bounded memory; a killed run resumes from them).",
             minimum=1,
         ),
         KeySpec(

@@ -6,6 +6,7 @@ CLI output is ``Error [code] CATEGORY: message``; exit codes are 1 for errors,
 
 from __future__ import annotations
 
+import errno
 from typing import Any, ClassVar
 
 
@@ -132,6 +133,25 @@ class DatabaseError(CleverAgentsError):
     category = "DATABASE_ERROR"
 
 
+class StoreCorruptError(DatabaseError):
+    """A store file is missing, truncated or damaged (RocksDB reports corruption)."""
+
+    category = "STORE_CORRUPT"
+
+
+class ContentCorruptError(DatabaseError):
+    """A content-store blob is unreadable or does not match its hash."""
+
+    category = "CONTENT_CORRUPT"
+
+
+class DiskFullError(CleverAgentsError):
+    """A write failed for lack of space or a file-size limit; nothing was half-written."""
+
+    code = 507
+    category = "DISK_FULL"
+
+
 class ConfigurationError(CleverAgentsError):
     code = 525
     category = "CONFIGURATION_ERROR"
@@ -164,3 +184,39 @@ class Interrupted(CleverAgentsError):
     code = 499
     category = "INTERRUPTED"
     exit_code = 130
+
+
+# Faults of the machine, recognized by errno or by the text RocksDB (through pyoxigraph)
+# gives them, so a user reads what happened instead of an INTERNAL error.
+_DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+_DISK_FULL_TEXT = ("no space left on device", "file too large", "disk quota exceeded")
+_CORRUPT_TEXT = ("corruption", "checksum mismatch", "bad magic number", "column family not found")
+_STORE_FILES = "/oxigraph/"  # the RocksDB folder of a store (graph/store.py)
+
+
+def fault_error(exc: BaseException) -> CleverAgentsError | None:
+    """The coded error for a disk-full or damaged-store failure, or None if ``exc`` is
+    neither. The commit engine publishes a commit only when it is whole, so after either
+    the store holds the commits before the failed one and nothing of it."""
+    text = str(exc)
+    lowered = text.lower()
+    if (isinstance(exc, OSError) and exc.errno in _DISK_FULL_ERRNOS) or any(t in lowered for t in _DISK_FULL_TEXT):
+        where = getattr(exc, "filename", None)
+        return DiskFullError(
+            f"a write failed for lack of space{f' ({where})' if where else ''}: {text}",
+            suggestions=[
+                "free space on the disk of the data dir (agents diagnostics shows how much is free), "
+                "or raise the file-size limit (ulimit -f), then run the command again: "
+                "nothing of the failed write was kept"
+            ],
+        )
+    if isinstance(exc, OSError | RuntimeError) and (any(t in lowered for t in _CORRUPT_TEXT) or _STORE_FILES in text):
+        return StoreCorruptError(
+            f"the store's files are damaged: {text}",
+            suggestions=[
+                "agents diagnostics (checks the store and the content blobs)",
+                "agents graph restore BACKUP (from an agents graph backup)",
+                "or move the data dir's store/ aside, agents init, and agents index --full",
+            ],
+        )
+    return None

@@ -20,6 +20,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 _PR_SET_PDEATHSIG = 1
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
 class ChildTimedOut(Exception):
@@ -68,10 +69,15 @@ def run_in_child(
     ctx = mp.get_context("fork")
     receiver, sender = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_serve, args=(sender, target, args), daemon=True)
-    proc.start()
-    sender.close()
+    # Ctrl+C is held while forking: arriving inside an at-fork hook (logging registers
+    # one), its KeyboardInterrupt would be printed and dropped, and the wait would go on
+    # forever. Unblocked inside the try, a held signal is raised there and the child dies.
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
     deadline = time.monotonic() + timeout if timeout and timeout > 0 else None
     try:
+        proc.start()
+        sender.close()
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
         while True:
             wait = slice_seconds if deadline is None else min(slice_seconds, max(0.0, deadline - time.monotonic()))
             if receiver.poll(wait):
@@ -85,10 +91,13 @@ def run_in_child(
             if not proc.is_alive() and not receiver.poll(0):
                 raise ChildDied(proc.exitcode)
     finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
         if proc.is_alive():
             proc.kill()
-        proc.join()
+        if proc.pid is not None:
+            proc.join()
         receiver.close()
+        sender.close()
 
 
 def _serve(conn: Connection, target: Callable[..., bytes], args: tuple[Any, ...]) -> None:
@@ -96,6 +105,7 @@ def _serve(conn: Connection, target: Callable[..., bytes], args: tuple[Any, ...]
     # Ctrl+C reaches the whole process group; the parent decides, the child just stops.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)  # held by the parent's fork
     try:
         conn.send_bytes(target(*args))
     finally:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 from pathlib import Path
 
 import pytest
@@ -69,6 +68,12 @@ def test_a_plan_runs_strategize_and_execute_with_an_llm_actor(ws: Workspace, mod
         threads = {row["t"].value for row in store.query(
             "SELECT DISTINCT ?t WHERE { ?c a ca:ActorCheckpoint ; ca:threadId ?t }")}
     assert threads == {f"{plan.id}/strategize/1", f"{plan.id}/execute/1"}
+    # Usage per phase run, from the provider's usage metadata, summed by the plan-cost query's pattern.
+    with ws.reader() as store:
+        calls = sorted(int(row["calls"].value) for row in store.query(
+            "SELECT ?calls WHERE { ?r ca:runOfPlan ?p ; ca:modelCalls ?calls ; ca:inputTokens ?i ; "
+            "ca:usageModel \"openai-compatible/gpt-4o-mini\" }"))
+    assert calls == [2, 3]  # Execute: 2 model calls, Strategize: 3
 
 
 def test_a_provider_failure_errors_the_plan_and_resume_continues_the_thread(ws, model_server):
@@ -76,9 +81,8 @@ def test_a_provider_failure_errors_the_plan_and_resume_continues_the_thread(ws, 
     plan = plans.use(ws, "local/explain", ["demo"], {"module": "billing"}, automation_level="auto", agent=AGENT)
     assert plan.state == "errored" and "model down" in plan.error and "provider openai-compatible" in plan.error
     model_server.set_script({"turns": STRATEGY[1:] + EXECUTION})
-    # The provider's exception kept frames (and so the writer's store) in a reference cycle;
-    # `plan resume` is a new process, here the collector ends them.
-    gc.collect()
+    # The provider's exception kept the writer's store in a reference cycle; the writer
+    # session collects it as it ends, so `plan resume` in this process finds the store free.
     plan = plans.resume(ws, plan.id, agent=AGENT)
     assert (plan.phase, plan.state) == ("apply", "applied"), plan.error
     first = model_server.requests()[0]["body"]["messages"]

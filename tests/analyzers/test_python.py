@@ -312,21 +312,21 @@ def test_protocols_and_inheritance() -> None:
     assert entity(analysis, "File").types == (CLASS,)
     found = [(r.predicate, r.targets, r.simple_name) for r in analysis.references if r.source == "File"]
     assert found == [
-        (IMPLEMENTS, (("pkg.mod.Readable", 0.9),), "Readable"),
-        (INHERITS_FROM, (("pkg.base.Base", 0.9),), "Base"),
+        (IMPLEMENTS, (("pkg.mod.Readable", 0.95),), "Readable"),
+        (INHERITS_FROM, (("pkg.base.Base", 0.95),), "Base"),
         # From outside the package: the qualified name, else this file's external symbol.
-        (INHERITS_FROM, (("typing.Generic", 0.9), ("~external:pkg/mod.py:typing.Generic", 0.9)), "Generic"),
+        (INHERITS_FROM, (("typing.Generic", 0.95), ("~external:pkg/mod.py:typing.Generic", 0.95)), "Generic"),
         # A builtin the star import might shadow: lower confidence.
         (
             INHERITS_FROM,
-            (("lib.Exception", 0.7), ("~external:pkg/mod.py:builtins.Exception", 0.7)),
+            (("lib.Exception", 0.95), ("~external:pkg/mod.py:builtins.Exception", 0.7)),
             "Exception",
         ),
-        (INHERITS_FROM, (("lib.Unknown", 0.7),), "Unknown"),  # through the star import
+        (INHERITS_FROM, (("lib.Unknown", 0.95),), "Unknown"),  # through the star import
     ]
     external = entity(analysis, "~external/python/builtins.Exception")
     assert external.types == (uko_code.ExternalSymbol,) and external.values[QUALIFIED_NAME] == ["builtins.Exception"]
-    assert [r.targets for r in refs(analysis, INHERITS_FROM, "Local")] == [(("pkg.mod.File", 0.9),)]
+    assert [r.targets for r in refs(analysis, INHERITS_FROM, "Local")] == [(("pkg.mod.File", 0.95),)]
 
 
 # ── imports ───────────────────────────────────────────────────────
@@ -367,9 +367,9 @@ def test_imports_in_a_module() -> None:
     assert imports["import/pkg.top"].values[IMPORTED_NAME] == ["..top"]
     assert imports["import/numpy"].values[IMPORTED_NAME] == ["numpy"]
     depends = [r.targets for r in refs(analysis, DEPENDS_ON, "")]
-    assert (("pkg.sub.sibling", 0.9), ("pkg.sub", 0.9)) in depends  # a submodule, else the package
-    assert (("django.db", 0.9),) in depends and len(depends) == len(imports)
-    assert [r.targets for r in refs(analysis, IMPORTS, "import/django.db")] == [(("django.db", 0.9),)]
+    assert (("pkg.sub.sibling", 0.95), ("pkg.sub", 0.95)) in depends  # a submodule, else the package
+    assert (("django.db", 0.95),) in depends and len(depends) == len(imports)
+    assert [r.targets for r in refs(analysis, IMPORTS, "import/django.db")] == [(("django.db", 0.95),)]
 
 
 def test_relative_imports_in_a_package_init() -> None:
@@ -427,27 +427,27 @@ def test_calls_resolve_through_scopes_imports_and_self() -> None:
     analysis = run(CALLING)
     found = call_targets(analysis, "Service.run_all")
     assert found == [
-        ((("pkg.mod.Service.run_all.local", 0.9),), None),  # once: deduplicated
-        ((("pkg.mod.module_function", 0.9),), None),
-        ((("pkg.helpers.tool", 0.9),), "tool"),
-        ((("numpy.linalg.norm", 0.9),), "norm"),
-        ((("os.path.join", 0.9),), None),  # `join` is too common for a bare-name guess
-        ((("pkg.mod.Service.shared", 0.8), ("pkg.mod.Base.shared", 0.7)), "shared"),
-        ((("pkg.mod.Service.run_all", 0.8), ("pkg.mod.Base.run_all", 0.7)), "run_all"),
-        ((("pkg.mod.Base.shared", 0.7),), None),  # super(): through the bases only
-        ((("pkg.mod.Service", 0.9),), None),
-        ((("pkg.mod.Service.__init__", 0.9),), None),
+        ((("pkg.mod.Service.run_all.local", 0.95),), None),  # once: deduplicated
+        ((("pkg.mod.module_function", 0.95),), None),
+        ((("pkg.helpers.tool", 0.95),), "tool"),
+        ((("numpy.linalg.norm", 0.95),), "norm"),
+        ((("os.path.join", 0.95),), None),  # `join` is too common for a bare-name guess
+        ((("pkg.mod.Service.shared", 0.95), ("pkg.mod.Base.shared", 0.95)), "shared"),
+        ((("pkg.mod.Service.run_all", 0.95), ("pkg.mod.Base.run_all", 0.95)), "run_all"),
+        ((("pkg.mod.Base.shared", 0.95),), None),  # super(): through the bases only
+        ((("pkg.mod.Service", 0.95),), None),
+        ((("pkg.mod.Service.__init__", 0.95),), None),
         ((), "compute_checksum"),  # unknown receiver, distinctive name
-        ((("lib.mystery_function", 0.7),), "mystery_function"),  # star import, then the bare name
-        ((("lib.make", 0.7),), "make"),
+        ((("lib.mystery_function", 0.95),), "mystery_function"),  # star import, then the bare name
+        ((("lib.make", 0.95),), "make"),
         ((), "again"),
     ]
     # callback() is a parameter, len() a builtin, items.get() too common: no edge at all.
     assert call_targets(analysis, "Service.__init__") == [
-        ((("pkg.mod.Service.run_all", 0.8), ("pkg.mod.Base.run_all", 0.7)), "run_all")
+        ((("pkg.mod.Service.run_all", 0.95), ("pkg.mod.Base.run_all", 0.95)), "run_all")
     ]
-    assert call_targets(analysis, "Service") == [((("pkg.helpers.Widget", 0.9),), "Widget")]  # class body
-    assert call_targets(analysis, "") == [((("pkg.mod.module_function", 0.9),), None)]
+    assert call_targets(analysis, "Service") == [((("pkg.helpers.Widget", 0.95),), "Widget")]  # class body
+    assert call_targets(analysis, "") == [((("pkg.mod.module_function", 0.95),), None)]
     lines = {r.targets[0][0]: r.line for r in refs(analysis, CALLS, "Service.run_all") if r.targets}
     assert lines["pkg.mod.module_function"] == 25 and lines["pkg.mod.Service.run_all.local"] == 23
 
@@ -792,16 +792,16 @@ def test_name_matching_says_nothing_where_it_cannot_know() -> None:
     analysis = analyze(PY, "pkg/cli.py", NAME_MATCH_LIMITS)
     calls = {(r.source, r.targets, r.simple_name) for r in analysis.references if r.predicate == CALLS}
     # super() goes through the bases only: never a bare-name match to the class's own method.
-    assert ("Parser.parse_args", (("argparse.ArgumentParser.parse_args", 0.7),), None) in calls
+    assert ("Parser.parse_args", (("argparse.ArgumentParser.parse_args", 0.95),), None) in calls
     # self.m() on a class with a base from outside the package: the class and its bases, no guess.
     assert (
         "Parser.run",
-        (("pkg.cli.Parser.print_help", 0.8), ("argparse.ArgumentParser.print_help", 0.7)),
+        (("pkg.cli.Parser.print_help", 0.95), ("argparse.ArgumentParser.print_help", 0.95)),
         None,
     ) in calls
     # ... with every base inside the package, a bare name may still find it up the chain.
-    assert ("Child.run", (("pkg.cli.Child.helper", 0.8), ("pkg.base.Local.helper", 0.7)), "helper") in calls
+    assert ("Child.run", (("pkg.cli.Child.helper", 0.95), ("pkg.base.Local.helper", 0.95)), "helper") in calls
     # x.get() inside def get delegates; a bare-name match would make it call itself.
     assert not [c for c in calls if c[0] == "Store.get"]
     # A bare self-reference that nothing shadows is recursion.
-    assert ("walk", (("pkg.cli.walk", 0.9),), None) in calls
+    assert ("walk", (("pkg.cli.walk", 0.95),), None) in calls

@@ -17,7 +17,7 @@ from tests.signals import interruptible
 
 SUMMARY_KEYS = {
     "resource", "files_seen", "analyzed", "unchanged", "deleted", "skipped", "errors", "parse_problems",
-    "hidden_entities", "entities_added", "entities_changed", "entities_removed", "triples_added",
+    "hidden_entities", "cut_off", "entities_added", "entities_changed", "entities_removed", "triples_added",
     "triples_closed", "edges", "unresolved_references", "revision", "seconds", "resolution", "enrichment",
 }  # fmt: skip
 

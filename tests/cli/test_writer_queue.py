@@ -4,10 +4,16 @@ Real ``agents`` processes on one data dir: two index runs and two updates starte
 once all succeed, and the graph they leave equals the one the same four commands leave
 when run one after another. A writer that runs out of ``--wait`` gets STORE_LOCKED naming
 the holder, and on a terminal it says whom it waits for.
+
+Only what must race or wait runs as a separate process; the setup, the serial reference
+run and the reading of results call the same CLI in this process (no start-up per
+command), which keeps the module to a few seconds of CPU beyond the racing writers.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import pty
@@ -19,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from cleveragents.cli.main import run
 from cleveragents.graph.store import GraphStore
 
 CODE = "import sys; from cleveragents.cli.main import run; sys.exit(run())"
@@ -37,6 +44,17 @@ def _run(data_dir: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(_argv(data_dir, *args), capture_output=True, env=_env(), timeout=300, check=False)
 
 
+def _here(data_dir: Path, *args: str) -> tuple[int, str]:
+    """The same command through the CLI's entry point in this process: (exit code, stdout)."""
+    out = io.StringIO()
+    with pytest.MonkeyPatch.context() as env, contextlib.redirect_stdout(out):
+        for key in [k for k in os.environ if k.startswith("CLEVERAGENTS_")]:
+            env.delenv(key)
+        env.setenv("CLEVERAGENTS_FORMAT", "json")
+        code = run(["--data-dir", str(data_dir), *args])
+    return code, out.getvalue()
+
+
 def _source(root: Path, name: str, body: str) -> Path:
     src = root / name
     (src / "pkg").mkdir(parents=True)
@@ -50,7 +68,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A data dir with two registered, not yet indexed, resources."""
     root = tmp_path_factory.mktemp("queue")
     data = root / "base"
-    assert _run(data, "init").returncode == 0
+    assert _here(data, "init")[0] == 0
     for name, body in (
         (
             "alpha",
@@ -60,10 +78,10 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("beta", "import os\n\n\ndef home():\n    return os.environ['HOME']\n"),
     ):
         src = _source(root, name, body)
-        done = _run(
+        code, out = _here(
             data, "resource", "add", str(src), "--type", "fs-directory", "--name", f"local/{name}", "--no-index"
         )
-        assert done.returncode == 0, done.stderr
+        assert code == 0, out
     return data
 
 
@@ -76,9 +94,9 @@ WRITERS = [
 
 
 def _state(data_dir: Path) -> list[str]:
-    export = _run(data_dir, "graph", "export", "--format", "nt", "--as-of", "head")
-    assert export.returncode == 0, export.stderr
-    return sorted(line for line in export.stdout.decode().splitlines() if line)
+    code, export = _here(data_dir, "graph", "export", "--format", "nt", "--as-of", "head")
+    assert code == 0, export
+    return sorted(line for line in export.splitlines() if line)
 
 
 def test_four_concurrent_writers_all_succeed_in_turn(base: Path, tmp_path: Path):
@@ -96,14 +114,14 @@ def test_four_concurrent_writers_all_succeed_in_turn(base: Path, tmp_path: Path)
     for (out, err), code in results:
         assert code == 0, (out, err)
     for args in WRITERS:
-        done = _run(serial, *args)
-        assert done.returncode == 0, done.stderr
+        code, out = _here(serial, *args)
+        assert code == 0, out
 
     state = _state(concurrent)
     assert any("urn:ex:says" in line for line in state) and any("Reader" in line for line in state)
     assert state == _state(serial)
-    log = _run(concurrent, "graph", "log")
-    causes = [c["cause"] for c in json.loads(log.stdout)["data"]["commits"]]
+    code, log = _here(concurrent, "graph", "log")
+    causes = [c["cause"] for c in json.loads(log)["data"]["commits"]]
     assert causes.count("sparql-update") == 2 and len(causes) >= 4
 
 

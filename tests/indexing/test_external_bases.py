@@ -44,7 +44,7 @@ def test_external_and_builtin_bases_are_edges_to_external_symbols(ws, tmp_path: 
             for row in store.query(query)
         }
     assert rows == {
-        ("Missing", "builtins.KeyError", 0.9, "name-match"),
-        ("Parser", "argparse.ArgumentParser", 0.9, "name-match"),
-        ("Parser", iris.file_iri(info.ulid, "pkg/base.py", "Local"), 0.9, "name-match"),
+        ("Missing", "builtins.KeyError", 0.95, "name-match"),
+        ("Parser", "argparse.ArgumentParser", 0.95, "name-match"),
+        ("Parser", iris.file_iri(info.ulid, "pkg/base.py", "Local"), 0.95, "name-match"),
     }

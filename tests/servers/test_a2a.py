@@ -77,7 +77,7 @@ def test_a2a_tasks_streaming_extensions_and_restart(corpus: Corpus) -> None:
     port = free_port()
     with serving(corpus, port) as base:
         card = httpx.get(base + "/.well-known/agent-card.json").json()
-        assert {s["id"] for s in card["skills"]} == {"answer-question", "graph-tool", "assemble-context"}
+        assert {s["id"] for s in card["skills"]} == {"run-action", "answer-question", "graph-tool", "assemble-context"}
         assert card["supportedInterfaces"][0]["protocolVersion"] == "1.0"
         assert card["capabilities"]["streaming"] and "bearer" in card["securitySchemes"]
 

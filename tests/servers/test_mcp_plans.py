@@ -31,10 +31,20 @@ def test_plan_tools_read_write_and_read_only(ws: Workspace, tmp_path: Path) -> N
     async def main() -> dict[str, dict]:
         async with Client(server, cache=None) as client:
             assert {t.name for t in (await client.list_tools()).tools} >= WRITES
+            progress: list[str] = []
+
+            async def on_progress(done: float, total: float | None, message: str | None) -> None:
+                progress.append(message or "")
+
             used = await client.call_tool(
-                "plan_use", {"action": "local/demo-action", "projects": ["demo"], "arguments": {"old": "f", "new": "g"}}
+                "plan_use",
+                {"action": "local/demo-action", "projects": ["demo"], "arguments": {"old": "f", "new": "g"}},
+                progress_callback=on_progress,
             )
             assert not used.is_error, used.content
+            # The plan's steps as progress notifications, in the order they were committed.
+            assert progress[0].startswith("strategize queued: plan use") and "strategize processing" in progress[1]
+            assert any("decision strategy_choice" in p for p in progress)
             plan_id = used.structured_content["plan"]["id"]
             status = await client.call_tool("plan_status", {"plan": plan_id})
             tree = await client.call_tool("plan_tree", {"plan": plan_id})

@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import pyoxigraph as ox
+
+from cleveragents.actors.agent_skills import AgentSkill, SkillBox, with_skills
 from cleveragents.actors.checkpointer import GraphWriter, StoreCheckpointSaver
 from cleveragents.actors.definition import ActorFile
-from cleveragents.actors.providers import ProviderSettings, chat_model
+from cleveragents.actors.providers import ProviderSettings, chat_model, is_provider_error
 from cleveragents.actors.runtime import (
     RECORD_DECISION,
     AgentRuntime,
@@ -29,9 +33,16 @@ from cleveragents.actors.runtime import (
 )
 from cleveragents.actors.standalone import model_options, resolve_llm, settings_for
 from cleveragents.errors import CleverAgentsError
+from cleveragents.graph.commit import CommitRequest
 from cleveragents.plans.actor import PhaseOutcome, PlanContext
+from cleveragents.plans.records import open_run
+from cleveragents.plans.vocabulary import PHASE_IRI
+from cleveragents.terms import XSD
+from cleveragents.vocabulary import ca
 
 GRAPH_QUERY = "graph_query"
+_INT = ox.NamedNode(XSD + "integer")
+_DECIMAL = ox.NamedNode(XSD + "decimal")
 MAX_QUERY_ROWS = 200
 
 RECORD_DECISION_SCHEMA: dict[str, Any] = {
@@ -68,15 +79,6 @@ PHASE_INSTRUCTIONS = {
 }
 
 
-def is_provider_error(exc: BaseException) -> bool:
-    """An error of a provider SDK or its HTTP transport (after the SDK's own retries)."""
-    import anthropic
-    import httpx
-    import openai
-
-    return isinstance(exc, openai.APIError | anthropic.APIError | httpx.HTTPError)
-
-
 class LLMActor:
     """A registered (or file-given) actor answering for a plan's phases."""
 
@@ -91,8 +93,14 @@ class LLMActor:
         context_provider: ContextProvider | None = None,
         tool_descriptions: Callable[[PlanContext], list[ToolDescription]] | None = None,
         agent: str = "cleveragents",
+        agent_skills: Callable[[tuple[str, ...]], list[AgentSkill]] | None = None,
+        price: Callable[[str, Mapping[str, int]], float | None] | None = None,
     ) -> None:
+        """``agent_skills``: the Agent Skills behind an actor's ``skills:`` (the skill registry)."""
         self.actor_file = actor_file
+        self.agent_skills = agent_skills
+        # Cost in USD of a model's usage (the user's price table); None: unpriced.
+        self.price = price
         self.settings = settings
         self.writer = writer
         self.data_dir = data_dir
@@ -180,10 +188,13 @@ class LLMActor:
         }
         system = self.actor_file.render_prompt(llm, context) if llm.system_prompt else ""
         system = f"{system}\n\n{PHASE_INSTRUCTIONS[phase]}".strip()
+        box = SkillBox(self.agent_skills(llm.skills) if self.agent_skills and llm.skills else [])
+        if box.skills:
+            system = f"{system}\n\n{box.prompt()}"
         runtime = AgentRuntime(
             model,
             system_prompt=system,
-            tools=self._belt(ctx, phase),
+            tools=with_skills(self._belt(ctx, phase), box),
             checkpointer=StoreCheckpointSaver(self.writer, self.data_dir / "checkpoints", agent=self.agent),
             context_provider=self.context_provider,
             context_window=int(llm.config.get("context_window", 128_000)),
@@ -198,4 +209,36 @@ class LLMActor:
             if is_provider_error(exc):
                 return PhaseOutcome(status="error", error=f"provider {ref}: {type(exc).__name__}: {exc}")
             raise
+        self._record_usage(ctx, phase, str(ref), self.last_run.usage)
         return PhaseOutcome(status="complete")
+
+    def _record_usage(self, ctx: PlanContext, phase: str, model: str, thread_usage: Mapping[str, int]) -> None:
+        """Token usage and cost on the phase run (``ca:PhaseRun``), one commit.
+
+        ``thread_usage`` is the whole thread's (this attempt of the phase, across resumes);
+        what earlier runs of the same attempt recorded is taken off, so summing the runs of
+        a plan counts each model call once."""
+        store = self.writer.store
+        run = open_run(store, ctx.plan.node, phase, ctx.attempt)
+        if run is None:
+            return
+        earlier = {"input_tokens": 0, "output_tokens": 0, "calls": 0}
+        for row in store.query(
+            f"SELECT ?i ?o ?c WHERE {{ ?r ca:runOfPlan {ctx.plan.node} ; ca:runPhase {PHASE_IRI[phase]} ; "
+            f"ca:attempt {ox.Literal(str(ctx.attempt), datatype=_INT)} ; ca:inputTokens ?i ; ca:outputTokens ?o ; "
+            "ca:modelCalls ?c }"
+        ):
+            for key, var in (("input_tokens", "i"), ("output_tokens", "o"), ("calls", "c")):
+                earlier[key] += int(row[var].value)
+        usage = {key: max(0, int(thread_usage.get(key, 0)) - earlier[key]) for key in earlier}
+        add: list[Any] = [
+            (run, ox.NamedNode(ca.inputTokens), ox.Literal(str(usage["input_tokens"]), datatype=_INT)),
+            (run, ox.NamedNode(ca.outputTokens), ox.Literal(str(usage["output_tokens"]), datatype=_INT)),
+            (run, ox.NamedNode(ca.modelCalls), ox.Literal(str(usage["calls"]), datatype=_INT)),
+            (run, ox.NamedNode(ca.usageModel), ox.Literal(model)),
+        ]
+        cost = self.price(model, usage) if self.price is not None else None
+        if cost is not None:
+            add.append((run, ox.NamedNode(ca.costUsd), ox.Literal(str(Decimal(str(cost))), datatype=_DECIMAL)))
+        self.writer.commit(CommitRequest(add=add, message=f"model usage of plan {ctx.plan.id} {phase}",
+                                         cause="model-usage", agent=self.agent))

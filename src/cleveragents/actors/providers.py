@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cleveragents.errors import ConfigurationError, DependencyMissingError, ValidationError
+from cleveragents.errors import CleverAgentsError, ConfigurationError, DependencyMissingError, ValidationError
 
 
 @dataclass(frozen=True)
@@ -228,3 +228,19 @@ def chat_model(
         kwargs["stream_usage"] = True
     kwargs.update({k: v for k, v in (options or {}).items() if v is not None})
     return init_chat_model(ref.model, model_provider=spec.langchain_provider, **kwargs)
+
+
+class ProviderError(CleverAgentsError):
+    """A model provider failed after the client's retries (HTTP 429/5xx, a timeout, no connection)."""
+
+    code = 502
+    category = "PROVIDER_ERROR"
+
+
+def is_provider_error(exc: BaseException) -> bool:
+    """An error of a provider SDK or its HTTP transport (after the SDK's own retries)."""
+    import anthropic
+    import httpx
+    import openai
+
+    return isinstance(exc, openai.APIError | anthropic.APIError | httpx.HTTPError)

@@ -95,6 +95,19 @@ class RunResult:
     context_hashes: list[str] = field(default_factory=list)
     resumed: bool = False
     timings: dict[str, list[float]] = field(default_factory=dict)
+    # What this run alone added: its messages and its usage (``usage`` is the thread's total).
+    new_messages: list[AnyMessage] = field(default_factory=list)
+    run_usage: dict[str, int] = field(default_factory=dict)
+
+    def tool_calls(self) -> list[dict[str, Any]]:
+        """The tools called since the last prompt (a resumed run's earlier ones included), in
+        order, each with whether it succeeded."""
+        last = max((i for i, m in enumerate(self.messages) if isinstance(m, HumanMessage)), default=-1)
+        return [
+            {"name": m.name or "", "ok": m.status != "error"}
+            for m in self.messages[last + 1 :]
+            if isinstance(m, ToolMessage)
+        ]
 
 
 _TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]")
@@ -138,8 +151,11 @@ class AgentRuntime:
         reserved_output: int = 4_096,
         max_tool_failures: int = 3,
         max_turns: int = 50,
+        on_token: Callable[[str], None] | None = None,
     ) -> None:
+        """``on_token``: the model's answers are streamed and each piece of text is passed to it."""
         self.model = model
+        self.on_token = on_token
         self.system_prompt = system_prompt
         self.tools = tools
         self.checkpointer = checkpointer
@@ -187,10 +203,30 @@ class AgentRuntime:
             system = f"{system}\n\n# Context\n\n{turn.text}" if system else turn.text
         prompt = ([SystemMessage(system)] if system else []) + messages
         started = time.perf_counter()
-        reply = self._bound.invoke(prompt)
+        reply = self._invoke(prompt)
         self.timings["model"].append(time.perf_counter() - started)
         usage = {k: int(v) for k, v in (reply.usage_metadata or {}).items() if isinstance(v, int)}
         return {"messages": [reply], "context_hash": turn.hash if turn else None, "usage": {**usage, "calls": 1}}
+
+    def _invoke(self, prompt: list[AnyMessage]) -> AIMessage:
+        if self.on_token is None:
+            return self._bound.invoke(prompt)
+        merged: Any = None
+        for chunk in self._bound.stream(prompt):
+            piece = chunk.text if isinstance(chunk.text, str) else ""
+            if piece:
+                self.on_token(piece)
+            merged = chunk if merged is None else merged + chunk
+        if merged is None:
+            return AIMessage("")
+        # A streamed reply is a chunk; the thread keeps a plain message (tool calls parsed).
+        return AIMessage(
+            content=merged.content,
+            tool_calls=merged.tool_calls,
+            usage_metadata=merged.usage_metadata,
+            response_metadata=merged.response_metadata,
+            id=merged.id,
+        )
 
     def _tools_node(self, state: AgentState) -> dict[str, Any]:
         last = state["messages"][-1]
@@ -254,35 +290,53 @@ class AgentRuntime:
 
     # --- running --------------------------------------------------------------------------
 
-    def run(self, thread_id: str, prompt: str) -> RunResult:
+    def _config(self, thread_id: str) -> dict[str, Any]:
+        return {"configurable": {"thread_id": thread_id}, "recursion_limit": 2 * self.max_turns + 1}
+
+    def pending(self, thread_id: str) -> bool:
+        """Whether the thread stopped mid-run (killed or failed) and ``run`` would resume it."""
+        return bool(self.graph.get_state(self._config(thread_id)).next)
+
+    def history(self, thread_id: str) -> list[AnyMessage]:
+        """The thread's messages at its last checkpoint."""
+        return list(self.graph.get_state(self._config(thread_id)).values.get("messages", []))
+
+    def run(self, thread_id: str, prompt: str, *, seed: list[AnyMessage] | None = None) -> RunResult:
+        """Start the thread with ``prompt`` (after the ``seed`` messages, e.g. an imported
+        conversation), or continue it from its last checkpoint."""
         """Start the thread with ``prompt``, or continue it from its last checkpoint."""
         try:
-            return self._run(thread_id, prompt)
+            return self._run(thread_id, prompt, seed or [])
         finally:
             # Batched graph records of the checkpoints: written when the run ends, however it ends.
             flush = getattr(self.checkpointer, "flush", None)
             if flush is not None:
                 flush()
 
-    def _run(self, thread_id: str, prompt: str) -> RunResult:
-        config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 2 * self.max_turns + 1}
+    def _run(self, thread_id: str, prompt: str, seed: list[AnyMessage]) -> RunResult:
+        config = self._config(thread_id)
         state = self.graph.get_state(config)
         resumed = bool(state.values) and bool(state.next)
+        before = len(state.values.get("messages", [])) if state.values else 0
+        usage_before = dict(state.values.get("usage") or {}) if state.values else {}
         if state.values and not state.next:
             # A finished thread: a new prompt continues the conversation on it.
             final = self.graph.invoke({"messages": [HumanMessage(prompt)]}, config)
         elif resumed:
             final = self.graph.invoke(None, config)
         else:
-            final = self.graph.invoke({"messages": [HumanMessage(prompt)], "failures": 0}, config)
+            final = self.graph.invoke({"messages": [*seed, HumanMessage(prompt)], "failures": 0}, config)
         messages = final["messages"]
+        usage = dict(final.get("usage") or {})
         answer = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
         hashes = [s.values.get("context_hash") for s in self.graph.get_state_history(config)]
         return RunResult(
             text=answer.text if answer is not None else "",
-            usage=dict(final.get("usage") or {}),
+            usage=usage,
             messages=messages,
             context_hashes=sorted({h for h in hashes if h}),
             resumed=resumed,
             timings=self.timings,
+            new_messages=list(messages[before:]),
+            run_usage={k: v - usage_before.get(k, 0) for k, v in usage.items() if v - usage_before.get(k, 0)},
         )

@@ -12,6 +12,16 @@ through the tool router.
         confidence: 0.9
         rationale: ...
         influenced_by: [approach]     # keys of earlier decisions (the influence DAG)
+      - decision: validation_response # written from the graph: a SPARQL query's rows are `rows`
+        query: SELECT ?name WHERE { ... }
+        chosen: "{% for r in rows %}{{ r.name }} {% endfor %}"
+      - key: parts                    # a group of child plans run concurrently
+        decision: subplan_parallel_spawn
+        max_parallel: 2
+      - decision: subplan_spawn       # one child plan: an action and its arguments
+        parent: parts
+        action: local/rename-function
+        arguments: {old_name: a, new_name: b}
     execute:
       - decision: implementation_choice ...
       - tool: edit_file               # a call through the tool router
@@ -19,8 +29,22 @@ through the tool router.
         for_each: |                   # optional SPARQL; each row's variables fill the templates
           SELECT ?path WHERE { ... }
         arguments: {path: "{{ path }}", old: "{{ old_name }}", new: "{{ new_name }}"}
+      - tool: create-subplan          # realize the spawn decision: run the children, merge them
+        decision_key: parts
+        required: true
       - revert: "findings"            # revert to Strategize (only on the attempts listed in `on_attempt`)
         on_attempt: [1]
+
+As the plan's Invariant Reconciliation Actor (``invariant_actor: scripted:PATH``) the
+script names the invariants that contradict each other; the precedence keeps one of each:
+
+    invariants:
+      - conflict: ["Keep a deprecated alias", "Remove old names completely"]
+        reason: an alias is an old name
+
+A ``required`` tool step fails the phase when the call is refused or when its result says
+``ok: false`` (``run_command`` with a non-zero exit code or a timeout; ``create-subplan``
+with a failed child), with the tool's own account in the phase's error.
 
 Templates are Jinja2 (sandboxed, strict) over the plan's arguments, the row's variables
 and ``plan`` (id, description). A decision step already in the plan's current tree (same
@@ -30,6 +54,7 @@ it stopped, and a corrected decision's replacement stands.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -40,11 +65,13 @@ from jinja2.sandbox import SandboxedEnvironment
 from cleveragents.errors import ValidationError
 from cleveragents.plans.actor import PhaseOutcome, PlanContext
 from cleveragents.plans.decisions import Decision, DecisionInput
+from cleveragents.plans.invariants import Invariant, InvariantConflict
+from cleveragents.plans.records import PlanRecord
 from cleveragents.plans.vocabulary import DECISION_TYPES
 
 PREFIX: Final = "scripted:"
 _STEP_KINDS: Final = ("decision", "tool", "revert", "fail")
-_ENV = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
+_ENV = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
 
 
 def _render(value: Any, variables: dict[str, Any]) -> Any:
@@ -69,9 +96,17 @@ def load_script(path: Path) -> dict[str, list[dict[str, Any]]]:
         raise ValidationError(f"cannot read the script {path}: {exc.strerror}") from None
     except yaml.YAMLError as exc:
         raise ValidationError(f"the script {path} is not valid YAML: {exc}") from None
-    if not isinstance(body, dict) or set(body) - {"strategize", "execute"}:
-        raise ValidationError(f"the script {path} has the keys strategize and execute, each a list of steps")
+    if not isinstance(body, dict) or set(body) - {"strategize", "execute", "invariants"}:
+        raise ValidationError(
+            f"the script {path} has the keys strategize and execute (each a list of steps) and invariants"
+        )
     out: dict[str, list[dict[str, Any]]] = {}
+    rules = body.get("invariants") or []
+    if not isinstance(rules, list) or not all(
+        isinstance(r, dict) and isinstance(r.get("conflict"), list) and len(r["conflict"]) == 2 for r in rules
+    ):
+        raise ValidationError(f"{path}: invariants is a list of {{conflict: [TEXT, TEXT], reason: TEXT}}")
+    out["invariants"] = rules
     for phase in ("strategize", "execute"):
         steps = body.get(phase) or []
         if not isinstance(steps, list):
@@ -96,6 +131,17 @@ class ScriptedActor:
     def strategize(self, ctx: PlanContext) -> PhaseOutcome:
         return self._play(ctx, self.script.get("strategize", []))
 
+    def find_invariant_conflicts(self, plan: PlanRecord, candidates: Sequence[Invariant]) -> list[InvariantConflict]:
+        """As an Invariant Reconciliation Actor: the script's ``invariants`` rules whose two
+        texts (compared without case and spacing) both apply to the plan."""
+        by_text = {_normal(inv.text): inv for inv in candidates}
+        found = []
+        for rule in self.script.get("invariants", []):
+            first, second = (by_text.get(_normal(str(t))) for t in rule["conflict"])
+            if first is not None and second is not None:
+                found.append(InvariantConflict(first.iri, second.iri, str(rule.get("reason", ""))))
+        return found
+
     def execute(self, ctx: PlanContext) -> PhaseOutcome:
         return self._play(ctx, self.script.get("execute", []))
 
@@ -118,6 +164,10 @@ class ScriptedActor:
                 found = next(
                     (d for d in ctx.decisions() if d.type == step["decision"] and d.question == question), None
                 )
+                if found is None and step.get("query"):
+                    # The decision is written from the graph: the query's rows are `rows`.
+                    rows = ctx.query(str(_render(step["query"], variables)))
+                    found = self._decide(ctx, step, question, {**variables, "rows": rows}, by_key)
                 by_key[key] = found or self._decide(ctx, step, question, variables, by_key)
             elif "tool" in step:
                 error = self._call(ctx, step, variables, by_key)
@@ -173,6 +223,8 @@ class ScriptedActor:
                 influenced_by=tuple(upstream),
                 context_hash=step.get("context_hash"),
                 max_parallel=step.get("max_parallel"),
+                subplan_action=_render(step["action"], variables) if step.get("action") else None,
+                subplan_arguments=_render(step.get("arguments"), variables) if step.get("arguments") else None,
             )
         )
 
@@ -189,7 +241,33 @@ class ScriptedActor:
             arguments = _render(step.get("arguments") or {}, {**variables, **row})
             decision = by_key.get(step["decision_key"]) if step.get("decision_key") else None
             result = ctx.call_tool(step["tool"], {**arguments, **({"_decision": decision.iri} if decision else {})})
-            ok = getattr(result, "ok", True)
-            if not ok and step.get("required", False):
-                return f"tool {step['tool']} failed: {getattr(result, 'error', '')}"
+            if step.get("required", False):
+                failure = _failure(step["tool"], result)
+                if failure:
+                    return failure
         return ""
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _failure(tool: str, result: Any) -> str:
+    """Why a call failed: refused, or its result says ``ok: false`` (a command's exit code,
+    a timeout, a failed subplan); "" when it succeeded."""
+    if not getattr(result, "ok", True):
+        return f"tool {tool} failed: {getattr(result, 'error', '')}"
+    content = getattr(result, "content", None)
+    if not isinstance(content, dict) or content.get("ok", True):
+        return ""
+    if "exit_code" in content:
+        how = "timed out" if content.get("timed_out") else f"exited with {content.get('exit_code')}"
+        output = (str(content.get("stderr") or "").strip() or str(content.get("stdout") or "").strip())[-800:]
+        return f"tool {tool}: `{content.get('command', '')}` {how}" + (f": {output}" if output else "")
+    if "subplans" in content:
+        failed = [s for s in content["subplans"] if s.get("status") not in {"merged", "unchanged"}]
+        listed = "; ".join(
+            f"subplan {s.get('subplan_id') or '-'} {s['status']}: {s.get('message', '')}" for s in failed
+        )
+        return f"tool {tool}: {len(failed)} of {len(content['subplans'])} subplans did not finish: {listed}"
+    return f"tool {tool} reported failure: {content}"

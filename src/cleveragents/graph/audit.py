@@ -17,6 +17,7 @@ import pyoxigraph as ox
 
 from cleveragents.errors import ForbiddenError
 from cleveragents.graph import layout
+from cleveragents.graph.results import solutions
 from cleveragents.graph.revisions import REVISION_SUFFIX, TEMPORAL_PREDICATES
 from cleveragents.graph.store import GraphStore
 from cleveragents.iris import AGENT_BASE, COMMIT_BASE
@@ -49,7 +50,7 @@ def audit_records_in(raw: ox.Store, graph: ox.NamedNode, limit: int = 3) -> list
         f'|| (CONTAINS(STR(?s), "@r") && REGEX(STR(?s), "{REVISION_SUFFIX.pattern}")) || ?p IN ({temporal}) '
         f"|| (?p = <{RDF_TYPE}> && ?o = <{COMMIT_CLASS}>)) }} LIMIT {limit}"
     )
-    return [ox.Triple(row["s"], row["p"], row["o"]) for row in raw.query(query)]
+    return [ox.Triple(row["s"], row["p"], row["o"]) for row in solutions(raw.query(query))]
 
 
 def refuse(touched: Iterable[Any], action: str) -> None:

@@ -51,10 +51,10 @@ class Validator(Protocol):
         self,
         store: ox.Store,
         *,
-        default_graph: list[ox.NamedNode],
+        default_graph: Sequence[ox.NamedNode | ox.DefaultGraph],
         focus_nodes: Iterable[Any] | None = None,
-        focus_graphs: list[ox.NamedNode] | None = None,
-        excluded_graphs: list[ox.NamedNode] | None = None,
+        focus_graphs: Sequence[ox.NamedNode] | None = None,
+        excluded_graphs: Sequence[ox.NamedNode] | None = None,
     ) -> list[Any]: ...
 
 
@@ -238,9 +238,8 @@ class CommitEngine:
         insert(raw, closed)
         clock.lap("stage")
 
-        warnings = self._validate(
-            store, added_g, inferred_g, sorted({q.graph_name for q in closed}, key=str), _referrers(store, removals)
-        )
+        closed_graphs = sorted({q.graph_name for q in closed if isinstance(q.graph_name, ox.NamedNode)}, key=str)
+        warnings = self._validate(store, added_g, inferred_g, closed_graphs, _referrers(store, removals))
         clock.lap("validate")
 
         publish(store, rev, loaded=(loaded_ntriples + b"\n" + revision_text, records) if loaded_ntriples else None)

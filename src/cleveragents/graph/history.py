@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 from urllib.parse import unquote
 
 import pyoxigraph as ox
@@ -136,7 +137,7 @@ def diff(
     """
     low, high = sorted((old, new))
     families = ("iv", "inf") if inferred else ("iv",)
-    candidates: set[tuple] = set()
+    candidates: set[tuple[Any, Any, Any]] = set()
     for node, iv in store.interval_graphs().items():
         if iv.family not in families or iv.start > store.head:
             continue
@@ -154,7 +155,7 @@ def diff(
     return (added, removed) if old <= new else (removed, added)
 
 
-def _valid(store: GraphStore, triple: tuple, revision: int, families: tuple[str, ...]) -> bool:
+def _valid(store: GraphStore, triple: tuple[Any, Any, Any], revision: int, families: tuple[str, ...]) -> bool:
     graphs = store.interval_graphs()
     for quad in store.raw.quads_for_pattern(*triple, None):
         iv = graphs.get(quad.graph_name)  # type: ignore[arg-type]

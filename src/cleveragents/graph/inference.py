@@ -14,11 +14,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 import pyoxigraph as ox
 
 from cleveragents.graph import layout
 from cleveragents.graph.hierarchy import TBox
+from cleveragents.graph.results import ntriples
 from cleveragents.graph.store import GraphStore
 from cleveragents.terms import RDF_TYPE
 
@@ -56,9 +58,7 @@ def rederive_all(store: GraphStore, inferred_g: ox.NamedNode) -> InferenceDelta:
     head = store.head
     live = {n: iv for n, iv in store.interval_graphs().items() if iv.is_open and iv.start <= head}
     asserted = [n for n, iv in live.items() if iv.family == "iv"]
-    body = raw.query(entailments_of(None), default_graph=[layout.LIVE, inferred_g], prefixes=_RDFS).serialize(
-        format=ox.RdfFormat.N_TRIPLES
-    )
+    body = ntriples(raw.query(entailments_of(None), default_graph=[layout.LIVE, inferred_g], prefixes=_RDFS))
     if body:
         raw.bulk_load(body, ox.RdfFormat.N_TRIPLES, to_graph=inferred_g)
     drop_present(store, inferred_g, asserted)
@@ -95,9 +95,7 @@ def infer(
         sources = [added_g]
         if derived and next(iter(raw.quads_for_pattern(None, None, None, inferred_g)), None) is not None:
             sources.append(inferred_g)
-        bodies = [
-            raw.query(entailments_of(g), prefixes=_RDFS).serialize(format=ox.RdfFormat.N_TRIPLES) for g in sources
-        ]
+        bodies = [ntriples(raw.query(entailments_of(g), prefixes=_RDFS)) for g in sources]
         for body in bodies:
             if body:
                 raw.bulk_load(body, ox.RdfFormat.N_TRIPLES, to_graph=inferred_g)
@@ -157,8 +155,8 @@ def _recompute_after_removals(
             }
         return out
 
-    def current_inferred(s: object, p: object, o: object) -> dict[tuple, ox.Quad]:
-        out: dict[tuple, ox.Quad] = {}
+    def current_inferred(s: object, p: object, o: object) -> dict[tuple[Any, Any, Any], ox.Quad]:
+        out: dict[tuple[Any, Any, Any], ox.Quad] = {}
         for q in raw.quads_for_pattern(s, p, o, None):  # type: ignore[arg-type]
             key = (q.subject, q.predicate, q.object)
             if q.predicate in derived:
@@ -167,7 +165,7 @@ def _recompute_after_removals(
                 out[key] = q
         return out
 
-    def reconcile(desired: set[tuple], current: dict[tuple, ox.Quad]) -> None:
+    def reconcile(desired: set[tuple[Any, Any, Any]], current: dict[tuple[Any, Any, Any], ox.Quad]) -> None:
         for key, quad in current.items():
             if key not in desired:
                 if quad.graph_name == inferred_g:

@@ -26,6 +26,7 @@ import pyoxigraph as ox
 from cleveragents.graph import layout
 from cleveragents.graph.layout import HEAD, PUBLISHING
 from cleveragents.graph.ntriples import load_ntriples
+from cleveragents.graph.results import ntriples
 from cleveragents.terms import CA, XSD
 
 if TYPE_CHECKING:  # the store calls finish_publication when it opens: no import back at run time
@@ -78,7 +79,7 @@ def finish_publication(store: GraphStore, rev: int, *, loaded: tuple[bytes, list
 def _mirror(raw: ox.Store, graph: ox.NamedNode, target: ox.NamedNode | ox.DefaultGraph) -> None:
     """Copy a graph into a mirror inside Oxigraph (idempotent, so a redo may repeat it)."""
     query = f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }}"
-    load_ntriples(raw, raw.query(query).serialize(format=ox.RdfFormat.N_TRIPLES), target)
+    load_ntriples(raw, ntriples(raw.query(query)), target)
 
 
 def _integer(value: int) -> str:

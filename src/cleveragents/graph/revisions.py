@@ -30,6 +30,7 @@ from datetime import datetime
 import pyoxigraph as ox
 
 from cleveragents.graph import layout
+from cleveragents.graph.results import solutions
 from cleveragents.graph.store import GraphStore
 from cleveragents.iris import commit_iri
 from cleveragents.terms import PROV, RDF_TYPE, UKO, XSD
@@ -80,7 +81,12 @@ def derive_revisions(
     graphs = store.interval_graphs()
     live = {g for g, iv in graphs.items() if iv.is_open and iv.start <= head}
     touched = _touched_by_additions(raw, added_g, inferred_g)
-    removed_subjects = {q.subject for q in removals.values() if graphs[q.graph_name].family == "iv"}  # type: ignore[index]
+    # Entities are IRIs: a removed triple about a blank node changes no entity's revision.
+    removed_subjects = {
+        q.subject
+        for q in removals.values()
+        if isinstance(q.subject, ox.NamedNode) and graphs[q.graph_name].family == "iv"  # type: ignore[index]
+    }
     # A subject that only loses triples counts if it was a UKO entity before the commit.
     touched |= {e for e in removed_subjects - touched if _was_unit(raw, e)}
     if not touched:
@@ -176,12 +182,15 @@ def _state_of(
     branches = [wanted(IS_CURRENT, p) for p in (IS_CURRENT, VALID_FROM, VALID_UNTIL)] + [wanted(TYPE, TYPE)]
     state = _EntityState()
     try:
-        for row in raw.query(f"SELECT ?e ?p ?o ?g WHERE {{ {' UNION '.join(branches)} }}"):
+        for row in solutions(raw.query(f"SELECT ?e ?p ?o ?g WHERE {{ {' UNION '.join(branches)} }}")):
             if row["g"] in visible:
                 state.quads.setdefault(row["e"], []).append(ox.Quad(row["e"], row["p"], row["o"], row["g"]))
-        for row in raw.query(
-            f"SELECT ?e ?r ?g WHERE {{ GRAPH {scratch} {{ ?e {IS_CURRENT} true }} GRAPH ?h {{ ?r {REVISION_OF} ?e }} "
-            f"GRAPH ?g {{ ?r {IS_CURRENT} true }} }}"
+        for row in solutions(
+            raw.query(
+                f"SELECT ?e ?r ?g WHERE {{ GRAPH {scratch} {{ ?e {IS_CURRENT} true }} "
+                f"GRAPH ?h {{ ?r {REVISION_OF} ?e }} "
+                f"GRAPH ?g {{ ?r {IS_CURRENT} true }} }}"
+            )
         ):
             if row["g"] in visible:
                 state.current_revision[row["e"]] = ox.Quad(row["r"], IS_CURRENT, TRUE, row["g"])
@@ -211,10 +220,12 @@ def _touched_by_additions(raw: ox.Store, added_g: ox.NamedNode, inferred_g: ox.N
             for s in subjects
             if any(True for g in graphs for _ in raw.quads_for_pattern(s, TYPE, INFORMATION_UNIT, g))
         }
-    rows = raw.query(
-        f"SELECT ?s WHERE {{ {{ SELECT DISTINCT ?s WHERE {{ GRAPH {added_g} {{ ?s ?p ?o }} }} }} "
-        f"?s a {INFORMATION_UNIT} }}",
-        default_graph=[layout.LIVE, layout.LIVE_INFERRED, added_g, inferred_g],
+    rows = solutions(
+        raw.query(
+            f"SELECT ?s WHERE {{ {{ SELECT DISTINCT ?s WHERE {{ GRAPH {added_g} {{ ?s ?p ?o }} }} }} "
+            f"?s a {INFORMATION_UNIT} }}",
+            default_graph=[layout.LIVE, layout.LIVE_INFERRED, added_g, inferred_g],
+        )
     )
     return {row["s"] for row in rows if isinstance(row["s"], ox.NamedNode)}
 

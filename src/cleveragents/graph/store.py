@@ -21,10 +21,11 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from cleveragents.errors import DatabaseError, QuerySyntaxError, StoreLockedError
+from cleveragents.errors import DatabaseError, QuerySyntaxError, StoreLockedError, fault_error
 from cleveragents.graph import layout
 from cleveragents.graph.layout import HEAD, PUBLISHING, IntervalGraph
 from cleveragents.graph.publish import finish_publication
+from cleveragents.graph.results import GraphName, solutions
 from cleveragents.graph.sparql_guard import refuse_services
 from cleveragents.terms import PREFIXES
 
@@ -38,7 +39,8 @@ class View:
     revision: int
     graphs: tuple[ox.NamedNode | ox.DefaultGraph, ...]
 
-    def default_graph(self) -> list[ox.NamedNode | ox.DefaultGraph]:
+    def default_graph(self) -> list[GraphName]:
+        """The graphs as ``Store.query``'s ``default_graph``."""
         return list(self.graphs)
 
 
@@ -71,7 +73,7 @@ class GraphStore:
                 break
             except OSError as exc:
                 if "lock" not in str(exc).lower():
-                    raise DatabaseError(f"cannot open the store at {path}: {exc}") from None
+                    raise fault_error(exc) or DatabaseError(f"cannot open the store at {path}: {exc}") from None
             if time.monotonic() >= deadline:
                 waited = f" (waited {wait:g} s)" if wait > 0 else ""
                 raise StoreLockedError(
@@ -87,6 +89,10 @@ class GraphStore:
                 announced = holder
             time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
         _write_holder(path)
+        # Files of a bulk load that failed (a full disk) or was killed: only a writer makes
+        # them, and the store never references them, so the one writer may remove them.
+        for leftover in (path / "oxigraph").glob("bulk-*.sst"):
+            leftover.unlink(missing_ok=True)
         opened = cls(path, store, writable=True)
         opened.discard_unpublished()
         return opened
@@ -108,7 +114,9 @@ class GraphStore:
                 # same moment can delete one of them under it. A fresh open sees the new set.
                 failures += 1
                 if failures > 20:
-                    raise DatabaseError(f"cannot open the store at {path} read-only: {exc}") from None
+                    raise fault_error(exc) or DatabaseError(
+                        f"cannot open the store at {path} read-only: {exc}"
+                    ) from None
                 time.sleep(0.05)
                 continue
             if publishing is None:
@@ -145,8 +153,7 @@ class GraphStore:
         """The last published revision (0 for a store that has never been written)."""
         if self._head is None:
             self._head = 0
-            for quad in self.raw.quads_for_pattern(layout.STORE_NODE, HEAD, None, layout.META):
-                self._head = int(quad.object.value)
+            self._head = self._meta_integer(HEAD) or 0
         return self._head
 
     def interval_graphs(self) -> dict[ox.NamedNode, IntervalGraph]:
@@ -171,14 +178,17 @@ class GraphStore:
         wanted = set(others)
         if not wanted or next(iter(self.raw.quads_for_pattern(None, None, None, graph)), None) is None:
             return []
-        rows = self.raw.query(
-            f"SELECT ?s ?p ?o ?g WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} GRAPH ?g {{ ?s ?p ?o }} FILTER(?g != {graph}) }}"
+        rows = solutions(
+            self.raw.query(
+                f"SELECT ?s ?p ?o ?g WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} "
+                f"GRAPH ?g {{ ?s ?p ?o }} FILTER(?g != {graph}) }}"
+            )
         )
         return [ox.Quad(r["s"], r["p"], r["o"], r["g"]) for r in rows if r["g"] in wanted]
 
     def count(self, graph: ox.NamedNode) -> int:
         """Triples in one graph, counted inside Oxigraph."""
-        row = next(iter(self.raw.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }}")))
+        row = next(iter(solutions(self.raw.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }}"))))
         return int(row["n"].value)
 
     def graph_quads(self, graph: ox.NamedNode | ox.DefaultGraph | None = None) -> Iterator[ox.Quad]:
@@ -229,8 +239,13 @@ class GraphStore:
     @property
     def publishing(self) -> int | None:
         """The revision whose publication was started and not finished, if any."""
-        for quad in self.raw.quads_for_pattern(layout.STORE_NODE, PUBLISHING, None, layout.META):
-            return int(quad.object.value)
+        return self._meta_integer(PUBLISHING)
+
+    def _meta_integer(self, predicate: ox.NamedNode) -> int | None:
+        """The integer the store's META graph records for ``predicate`` (head, publishing)."""
+        for quad in self.raw.quads_for_pattern(layout.STORE_NODE, predicate, None, layout.META):
+            if isinstance(quad.object, ox.Literal):
+                return int(quad.object.value)
         return None
 
     def discard_unpublished(self) -> None:
@@ -263,7 +278,7 @@ class GraphStore:
                 sparql,
                 prefixes=PREFIXES,
                 default_graph=view.default_graph(),
-                named_graphs=named_graphs,
+                named_graphs=[*named_graphs] if named_graphs is not None else None,
                 substitutions={ox.Variable(k): v for k, v in bindings.items()} if bindings else None,
             )
         except SyntaxError as exc:

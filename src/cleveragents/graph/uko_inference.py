@@ -70,6 +70,7 @@ import pyoxigraph as ox
 from cleveragents.graph import layout
 from cleveragents.graph.hierarchy import TBox
 from cleveragents.graph.inference import drop_present
+from cleveragents.graph.results import dataset, ntriples, solutions
 from cleveragents.graph.store import GraphStore
 from cleveragents.iris import edge_iri, file_iri, split_iri
 from cleveragents.terms import CA, OWL, RDF_REIFIES, RDF_TYPE, UKO, XSD
@@ -158,9 +159,11 @@ class Vocabulary:
 
     @classmethod
     def from_store(cls, raw: ox.Store, tbox: TBox) -> Vocabulary:
-        rows = raw.query(
-            f"SELECT ?m ?layer ?ns WHERE {{ GRAPH {layout.ONTOLOGY} {{ ?m a <{OWL}Ontology> ; <{UKO}layer> ?layer "
-            f"OPTIONAL {{ ?m <{VANN}preferredNamespaceUri> ?ns }} }} }}"
+        rows = solutions(
+            raw.query(
+                f"SELECT ?m ?layer ?ns WHERE {{ GRAPH {layout.ONTOLOGY} {{ ?m a <{OWL}Ontology> ; <{UKO}layer> ?layer "
+                f"OPTIONAL {{ ?m <{VANN}preferredNamespaceUri> ?ns }} }} }}"
+            )
         )
         layers = []
         for row in rows:
@@ -402,11 +405,10 @@ class _State:
         return f"EXISTS {{ {var} a {u} FILTER({u} IN ({classes})) {self.kept(var, 'a', u)} }}"
 
     def rows(self, query: str) -> list[Any]:
-        return list(self.raw.query(query, default_graph=self.graphs))  # type: ignore[arg-type]
+        return list(solutions(self.raw.query(query, default_graph=dataset(self.graphs))))
 
     def construct(self, query: str) -> bytes:
-        result = self.raw.query(query, default_graph=self.graphs)  # type: ignore[arg-type]
-        return result.serialize(format=ox.RdfFormat.N_TRIPLES) or b""  # type: ignore[union-attr]
+        return ntriples(self.raw.query(query, default_graph=dataset(self.graphs)))
 
     def nodes(self, pattern: str) -> set[ox.NamedNode]:
         """The IRIs a pattern binds to ?n."""

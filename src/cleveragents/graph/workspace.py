@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import shutil
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,6 +25,19 @@ from cleveragents.tbox.modules import load_ontology, load_shapes
 CONFIG_TEMPLATE = """# CleverAgents configuration (see `agents config list` for every key).
 # Resolution: CLI flag > CLEVERAGENTS_* environment > project config > this file > default.
 """
+
+
+# The writer each store dir has open in this process. A reader in the same process reads
+# through it: a second, read-only RocksDB instance is a snapshot of the store's files, and
+# the writer's background compaction can delete one of them under it mid-query ("IO error:
+# No such file or directory: .../000255.sst", seen after a plan's apply on a loaded
+# machine); the writer's own instance never loses a file it reads.
+_WRITERS_HERE: dict[Path, GraphStore] = {}
+
+
+def held_writer(store_dir: Path) -> GraphStore | None:
+    """The store this process holds open for writing at ``store_dir``, if any."""
+    return _WRITERS_HERE.get(store_dir.resolve())
 
 
 @dataclass
@@ -104,10 +119,31 @@ class Workspace:
         self.require()
         if validate is None:
             validate = self.validate_on_commit
-        with self._open_writer() as store:
-            store.allowed_services = self.service_allowlist
-            validator = ShapesOnFirstUse(store.raw) if validate else None
-            yield WriteSession(store, CommitEngine(store, TBox.from_store(store.raw), validator))
+        raw: ox.Store | None = None
+        validator: ShapesOnFirstUse | None = None
+        try:
+            with self._open_writer() as store:
+                raw = store.raw
+                store.allowed_services = self.service_allowlist
+                key = self.store_dir.resolve()
+                _WRITERS_HERE[key] = store
+                try:
+                    validator = ShapesOnFirstUse(raw) if validate else None
+                    yield WriteSession(store, CommitEngine(store, TBox.from_store(raw), validator))
+                finally:
+                    if _WRITERS_HERE.get(key) is store:
+                        del _WRITERS_HERE[key]
+        finally:
+            # The store's lock goes with its last reference. A session kept alive in a
+            # reference cycle (a LangGraph run's checkpointer holds one) would keep the lock
+            # until the collector runs, and the next writer of this process would wait for
+            # itself: so the references this session made are dropped, and if any other
+            # remains, the cycles are collected now.
+            if validator is not None:
+                validator.release()
+            if raw is not None and sys.getrefcount(raw) > 2:
+                gc.collect()
+            raw = validator = None
 
     def _open_writer(self) -> GraphStore:
         return GraphStore.open(self.store_dir, wait=self.writer_wait, on_wait=self.on_wait)
@@ -115,6 +151,10 @@ class Workspace:
     @contextmanager
     def reader(self) -> Iterator[GraphStore]:
         self.require()
+        held = held_writer(self.store_dir)
+        if held is not None:
+            yield held
+            return
         store = GraphStore.open_read_only(self.store_dir)
         store.allowed_services = self.service_allowlist
         try:
@@ -137,7 +177,7 @@ def shapes_validator(raw: ox.Store) -> Any:
         [q.triple for q in raw.quads_for_pattern(None, None, None, layout.SHAPES)],
         format=ox.RdfFormat.N_TRIPLES,
     )
-    return compile_shapes(body)
+    return compile_shapes(body or b"")  # serialize returns bytes when given no output
 
 
 def validate_current(store: GraphStore) -> list[Any]:
@@ -150,10 +190,15 @@ class ShapesOnFirstUse:
     commits nothing (re-indexing an unchanged tree) does not pay ~0.2 s for it."""
 
     def __init__(self, raw: ox.Store) -> None:
-        self._raw = raw
+        self._raw: ox.Store | None = raw
         self._compiled: Any = None
+
+    def release(self) -> None:
+        """Forget the store (its writer closed): the compiled shapes stay usable."""
+        self._raw = None
 
     def validate(self, store: ox.Store, **kwargs: Any) -> list[Any]:
         if self._compiled is None:
+            assert self._raw is not None, "the validator's writer session is closed"
             self._compiled = shapes_validator(self._raw)
         return self._compiled.validate(store, **kwargs)

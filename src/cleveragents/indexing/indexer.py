@@ -22,13 +22,11 @@ next run starts from what is committed.
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import pickle
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path, PurePosixPath
@@ -48,6 +46,7 @@ from cleveragents.vocabulary import ca, uko_code
 
 from . import emit
 from .content import ContentStore
+from .limits import DEFAULT_LIMITS, OUT_OF_MEMORY, FileLimits, LimitExceeded, run_guarded, time_limit
 from .link import SymbolTable, referenced_names, simple_part
 from .model import Analyzer, FileAnalysis, Reference, SourceFile, Span
 from .plugins import AnalyzerSet, load_analyzers
@@ -57,8 +56,10 @@ from .sources import Skipped, Snapshot
 
 INDEXED_BY = ca.indexedBy
 ENRICHED_BY = ca.enrichedBy
-# Below this many files the process pool costs more than it saves.
+# Below this many files the process pool costs more than it saves...
 PARALLEL_THRESHOLD = 64
+# ... unless a file is this big: it gets a worker, for the hard per-file limits.
+ISOLATE_BYTES = 200_000
 # "The subject belongs to resource {0}", written as a filter: with the resource as a
 # constant in the pattern, Oxigraph starts from it and walks every node of the resource.
 _OF_RESOURCE = "<" + UKO + "sourceResource> ?resource . FILTER(?resource = <{0}>)"
@@ -72,6 +73,7 @@ class IndexOptions:
 
     max_file_bytes: int = 1_000_000  # larger files get a file node only
     batch_files: int = 200  # a first index commits this many files at a time
+    limits: FileLimits = DEFAULT_LIMITS  # time and memory per file (see limits.py)
 
 
 DEFAULT_OPTIONS = IndexOptions()
@@ -120,6 +122,7 @@ class FileResult:
     hidden: tuple[str, ...] = ()
     data: bytes = b""
     outline: tuple[OutlineEntry, ...] = ()
+    cut_off: str | None = None  # why a limit stopped its analysis ("[CODE] reason")
 
 
 @dataclass
@@ -174,6 +177,7 @@ class IndexSummary:
     errors: list[FileError] = field(default_factory=list)
     parse_problems: dict[str, int] = field(default_factory=dict)  # path -> error count
     hidden_entities: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    cut_off: dict[str, str] = field(default_factory=dict)  # path -> "[CODE] why": file node only
     entities_added: int = 0
     entities_changed: int = 0
     entities_removed: int = 0
@@ -198,6 +202,10 @@ class IndexSummary:
             "errors": [{"path": e.path, "message": e.message} for e in self.errors],
             "parse_problems": dict(sorted(self.parse_problems.items())),
             "hidden_entities": {k: list(v) for k, v in sorted(self.hidden_entities.items())},
+            "cut_off": [
+                {"path": path, "code": reason[1:].split("]", 1)[0], "reason": reason}
+                for path, reason in sorted(self.cut_off.items())
+            ],
             "entities_added": self.entities_added,
             "entities_changed": self.entities_changed,
             "entities_removed": self.entities_removed,
@@ -244,18 +252,24 @@ _worker_target: Target | None = None
 _worker_max_bytes = IndexOptions.max_file_bytes
 
 
-def _analyze(job: tuple[str, bytes]) -> FileResult | FileError:
+def _analyze(job: tuple[str, bytes], cut_off: str | None = None) -> FileResult | FileError:
+    """One file's triples and link data; with ``cut_off`` (why its analysis was stopped),
+    its file node only."""
     path, data = job
     assert _worker_analyzers is not None and _worker_target is not None
     analyzer = _worker_analyzers.for_path(path)
     if analyzer is None:
         return FileError(path, "no analyzer")
     source = SourceFile(path, data, emit.content_hash(data))
+    too_big = f"larger than the analysis limit ({len(data)} bytes)" if len(data) > _worker_max_bytes else None
+    reason = cut_off or too_big
     try:
-        analysis = _file_node_only(analyzer, source) if len(data) > _worker_max_bytes else analyzer.analyze(source)
+        analysis = _file_node_only(analyzer, source, reason) if reason else analyzer.analyze(source)
         if not analysis.entities or analysis.entities[0].key != "":
             return FileError(path, f"analyzer {analyzer.name} returned no file node")
         lines = emit.entity_lines(analysis, source, _worker_target.ulid, _worker_target.iri)
+    except MemoryError:
+        raise  # past the memory limit: the worker reports it (limits.py)
     except Exception as exc:  # one bad file never aborts a run; it is reported
         return FileError(path, f"{analyzer.name} analyzer failed: {type(exc).__name__}: {exc}")
     file_node = iris.file_iri(_worker_target.ulid, path)
@@ -271,7 +285,12 @@ def _analyze(job: tuple[str, bytes]) -> FileResult | FileError:
         len(analysis.problems),
         hidden,
         outline=_outline(analysis),
+        cut_off=cut_off,
     )
+
+
+def _cut_off(job: tuple[str, bytes], reason: str) -> FileResult | FileError:
+    return _analyze(job, reason)
 
 
 def _is_callable(types: Iterable[str]) -> bool:
@@ -310,11 +329,11 @@ def _untyped_parameters(encoded: Sequence[object] | None) -> tuple[str, ...]:
     )
 
 
-def _file_node_only(analyzer: Analyzer, source: SourceFile) -> FileAnalysis:
+def _file_node_only(analyzer: Analyzer, source: SourceFile, reason: str) -> FileAnalysis:
     from .model import Entity
 
     node = Entity("", analyzer.file_types(source.path), PurePosixPath(source.path).name)
-    node.add(ca.skippedReason, f"larger than the analysis limit ({len(source.data)} bytes)")
+    node.add(ca.skippedReason, reason)
     return FileAnalysis([node])
 
 
@@ -332,29 +351,43 @@ def _init_worker(directories: tuple[Path, ...], builtins: bool, target: Target, 
 
 
 def analyze_files(
-    jobs: list[tuple[str, bytes]], analyzers: AnalyzerSet, target: Target, max_bytes: int, progress: Progress | None
+    jobs: list[tuple[str, bytes]],
+    analyzers: AnalyzerSet,
+    target: Target,
+    max_bytes: int,
+    progress: Progress | None,
+    limits: FileLimits = DEFAULT_LIMITS,
 ) -> list[FileResult | FileError]:
+    """Each job's analysis, in order. Many files, or a big one, go to worker processes
+    where the per-file limits are hard; a few small files are analyzed here, under the
+    time limit only (limits.py)."""
     global _worker_analyzers, _worker_target, _worker_max_bytes
     _worker_analyzers, _worker_target, _worker_max_bytes = analyzers, target, max_bytes
-    results: list[FileResult | FileError] = []
     workers = min(os.cpu_count() or 1, 4)
-    if len(jobs) < PARALLEL_THRESHOLD or workers < 2:
-        for job in jobs:
-            results.append(_analyze(job))
-            if progress:
-                progress("analyze", len(results), len(jobs))
-        return results
-    # Workers come from a fork server, not from this process: a fork of a process that has
-    # Oxigraph (RocksDB) open copies its locks and thread pools without their threads, and
-    # a child that touches them (its GC running a destructor) aborts.
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["cleveragents.die_with_parent"])  # the forkserver dies with us
-    init = (analyzers.directories, analyzers.builtins, target, max_bytes)
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=init) as pool:
-        for result in pool.map(_analyze, jobs, chunksize=16):
-            results.append(result)
-            if progress:
-                progress("analyze", len(results), len(jobs))
+    isolate = any(len(data) > ISOLATE_BYTES for _, data in jobs)
+    if (len(jobs) >= PARALLEL_THRESHOLD and workers > 1) or isolate:
+        return run_guarded(
+            jobs,
+            workers=workers,
+            limits=limits,
+            initializer=_init_worker,
+            initargs=(analyzers.directories, analyzers.builtins, target, max_bytes),
+            work=_analyze,
+            cut_off=_cut_off,
+            progress=(lambda done: progress("analyze", done, len(jobs))) if progress else None,
+        )
+    results: list[FileResult | FileError] = []
+    for job in jobs:
+        try:
+            with time_limit(limits):
+                result = _analyze(job)
+        except LimitExceeded as exc:
+            result = _analyze(job, exc.reason)
+        except MemoryError:
+            result = _analyze(job, OUT_OF_MEMORY)
+        results.append(result)
+        if progress:
+            progress("analyze", len(results), len(jobs))
     return results
 
 
@@ -424,9 +457,13 @@ class Indexer:
         results = self._analyze(target, files, to_analyze, summary)
         lap("analyze")
 
+        # Files a killed run analyzed but never committed, and that are gone now: edges the
+        # run did commit may point at their entities (see _commit_new_files).
+        present = set(files)  # not `p in files`: a Mapping's `in` reads the file
+        vanished = {p for p in cache if p not in present and p not in live}
         links = {p: cache[p] for p in files if p not in results and p in cache}
         links.update({p: r.link for p, r in results.items()})
-        relink = self._relink_set(cache, results, deleted, links) - set(results)
+        relink = self._relink_set(cache, results, deleted | vanished, links) - set(results)
         if relink:
             results.update(self._analyze(target, files, relink, summary))
         # Linking a few files of many needs only the names they use.
@@ -451,19 +488,23 @@ class Indexer:
         )
         # A directory node only changes when a file appears in it or leaves it (the root
         # also carries the resource's name); a full run rewrites them all.
-        scope = None if first_index or full else _ancestors((set(files) - set(live)) | deleted) | {""}
+        # A run killed between batches of new files left no directory nodes: those join in.
+        scope = (
+            None
+            if first_index or full
+            else _ancestors((set(files) - set(live)) | deleted) | {""} | self._missing_directories(target, files)
+        )
         directories = _directory_text(target, files, scope)
-        if first_index:
+        batched = self._batched(target, desired, live, deleted, first_index, info)
+        if first_index or batched:  # every file of the run is new
             summary.entities_added = sum(r.entities for r in results.values())
         for r in results.values():
             self.content.put(r.link.content_hash, files[r.path])
         lap("emit")
 
-        if first_index and info.external_id is None and len(desired) > self.options.batch_files:
-            self._commit_in_batches(desired, directories, info, summary)
-            request = None
-        else:
-            request = self._request(target, desired, directories, scope, deleted, first_index, info, summary)
+        if batched:
+            self._commit_new_files(target, desired, cache, results, info, summary)
+        request = self._request(target, desired, directories, scope, deleted, first_index, info, summary)
         if state_add:
             request = request or CommitRequest(**_commit_fields(info))
             if request.add_ntriples is not None:  # the bulk path reads only the N-Triples
@@ -481,7 +522,7 @@ class Indexer:
         lap("commit")
         for p, r in results.items():
             cache[p] = r.link
-        for p in deleted:
+        for p in deleted | vanished:
             cache.pop(p, None)
         self._save_cache(target, cache)
         summary.analyzed = len(results)
@@ -489,19 +530,50 @@ class Indexer:
         summary.timings = laps
         return summary
 
-    def _commit_in_batches(
-        self, desired: dict[str, str], directories: str, info: CommitInfo, summary: IndexSummary
+    def _batched(
+        self,
+        target: Target,
+        desired: dict[str, str],
+        live: dict[str, tuple[str, str]],
+        deleted: set[str],
+        first_index: bool,
+        info: CommitInfo,
+    ) -> bool:
+        """Whether this run commits its files in batches: when every file it writes is new
+        to the graph (a first index, or the rest of one that was killed) and there are
+        many. A history replay keeps one commit per source commit."""
+        if info.external_id is not None or deleted or len(desired) <= self.options.batch_files:
+            return False
+        if any(p in live for p in desired):
+            return False
+        # A file deleted earlier keeps live end-of-life flags: its return is no new subject.
+        return first_index or not self._any_live_node(target, desired)
+
+    def _commit_new_files(
+        self,
+        target: Target,
+        desired: dict[str, str],
+        cache: dict[str, LinkData],
+        results: dict[str, FileResult],
+        info: CommitInfo,
+        summary: IndexSummary,
     ) -> None:
-        """A first index of a big resource, as several commits of whole files: memory stays
-        bounded, and a run that is killed resumes from the batches already committed."""
+        """Commit new files' triples several files at a time (removing them from
+        ``desired``): memory stays bounded, and a run that is killed resumes from the
+        batches already committed. The directory nodes come last, with the run's final
+        commit.
+
+        The link data of every file of the run is saved first: the edges of the first
+        batch were resolved against all of them, so a resumed run must treat them as
+        known (and re-link if one changes or vanishes), without analyzing again what is
+        already committed."""
+        self._save_cache(target, {**cache, **{p: r.link for p, r in results.items()}})
         paths = sorted(desired)
         size = self.options.batch_files
         batches = range(0, len(paths), size)
         for number, start in enumerate(batches, 1):
             chunk = paths[start : start + size]
             text = "\n".join(desired.pop(p) for p in chunk)
-            if number == len(batches):
-                text += "\n" + directories
             fields = _commit_fields(info)
             fields["message"] = f"{info.message} (part {number} of {len(batches)})"
             request = CommitRequest(add_ntriples=text.encode("utf-8", errors="replace"), new_subjects=True, **fields)
@@ -510,6 +582,25 @@ class Indexer:
             summary.triples_added += result.added
             if self.progress:
                 self.progress("commit", min(start + size, len(paths)), len(paths))
+
+    def _any_live_node(self, target: Target, paths: Iterable[str]) -> bool:
+        """Whether any of these files' nodes has a live triple (a deleted file keeps its
+        isCurrent false and validUntil)."""
+        ordered = sorted(paths)
+        for start in range(0, len(ordered), 500):
+            values = " ".join(f"<{iris.file_iri(target.ulid, p)}>" for p in ordered[start : start + 500])
+            if self.store.query(f"ASK {{ VALUES ?f {{ {values} }} ?f ?p ?o }}", view=self.store.asserted_view()):
+                return True
+        return False
+
+    def _missing_directories(self, target: Target, files: Iterable[str]) -> set[str]:
+        """Directories holding indexed files that have no live node."""
+        rows = self.store.query(
+            f"SELECT ?d WHERE {{ ?d a <{UKO_CODE}Package> ; {_OF_RESOURCE.format(target.iri)} }}",
+            view=self.store.asserted_view(),
+        )
+        present = {row["d"].value for row in rows}
+        return {d for d in _ancestors(files) if iris.directory_iri(target.ulid, d) not in present}
 
     # -- steps -------------------------------------------------------------------------
 
@@ -532,11 +623,16 @@ class Indexer:
             except OSError as exc:  # a file trusted by its fingerprint, read only now, and gone or unreadable
                 summary.errors.append(FileError(path, f"unreadable: {exc.strerror or exc}"))
         out: dict[str, FileResult] = {}
-        for result in analyze_files(jobs, self.analyzers, target, self.options.max_file_bytes, self.progress):
+        analyzed = analyze_files(
+            jobs, self.analyzers, target, self.options.max_file_bytes, self.progress, self.options.limits
+        )
+        for result in analyzed:
             if isinstance(result, FileError):
                 summary.errors.append(result)
                 continue
             out[result.path] = result
+            if result.cut_off:
+                summary.cut_off[result.path] = result.cut_off
             if result.problems:
                 summary.parse_problems[result.path] = result.problems
             if result.hidden:
@@ -866,9 +962,9 @@ def _count_entity_changes(add: set[str], remove: list[ox.Triple], summary: Index
     typed_added = {line.split(" ", 1)[0][1:-1] for line in add if type_marker in line}
     typed_removed = {iris.term_text(t.subject) for t in remove if t.predicate.value == RDF_TYPE}
     touched = {line.split(" ", 1)[0][1:-1] for line in add} | {iris.term_text(t.subject) for t in remove}
-    summary.entities_added = len(typed_added - typed_removed)
-    summary.entities_removed = len(typed_removed - typed_added)
-    summary.entities_changed = len(
+    summary.entities_added += len(typed_added - typed_removed)
+    summary.entities_removed += len(typed_removed - typed_added)
+    summary.entities_changed += len(
         {s for s in touched - typed_added - typed_removed if not s.startswith(iris.EDGE_BASE)}
     )
 

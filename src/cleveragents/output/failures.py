@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cleveragents.errors import CleverAgentsError, Interrupted
+from cleveragents.errors import CleverAgentsError, Interrupted, fault_error
 
 UNEXPECTED_MESSAGE = "An unexpected error occurred"
 CANCELLED_EXIT_CODE = 130
@@ -10,10 +10,11 @@ _RENDERED = "_cleveragents_rendered"
 
 
 def as_error(exc: BaseException) -> CleverAgentsError:
-    """The error to show for ``exc``: itself, or a generic INTERNAL error that leaks nothing."""
+    """The error to show for ``exc``: itself; a coded error for a full disk or a damaged
+    store; otherwise a generic INTERNAL error that leaks nothing."""
     if isinstance(exc, CleverAgentsError):
         return exc
-    return CleverAgentsError(UNEXPECTED_MESSAGE)
+    return fault_error(exc) or CleverAgentsError(UNEXPECTED_MESSAGE)
 
 
 def is_cancellation(exc: BaseException) -> bool:

@@ -55,6 +55,11 @@ class PlanContext:
 
 
 class Actor(Protocol):
+    """A strategy or execution actor. An actor named as a plan's ``invariant_actor`` also
+    has ``find_invariant_conflicts(plan, invariants) -> [InvariantConflict]``: the pairs of
+    the plan's applicable invariants that contradict each other (invariants.py settles
+    each pair by precedence)."""
+
     def strategize(self, ctx: PlanContext) -> PhaseOutcome: ...
 
     def execute(self, ctx: PlanContext) -> PhaseOutcome: ...

@@ -8,6 +8,7 @@ connected (reachability) after any correction."""
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from cleveragents.errors import ConflictError, NotFoundError, ValidationError
 from cleveragents.graph.commit import CommitRequest, CommitResult
 from cleveragents.graph.store import GraphStore
 
+from . import actions
 from .vocabulary import (
     DECISION_TYPES,
     TYPE,
@@ -54,6 +56,9 @@ class DecisionInput:
     relevant: tuple[str, ...] = ()
     invariant: str | None = None
     max_parallel: int | None = None
+    # A subplan_spawn decision names the child plan's action and its arguments.
+    subplan_action: str | None = None
+    subplan_arguments: dict[str, Any] | None = None
 
 
 @dataclass
@@ -80,6 +85,9 @@ class Decision:
     context_ref: str | None = None
     relevant: list[str] = field(default_factory=list)
     spawned: list[str] = field(default_factory=list)
+    max_parallel: int | None = None
+    subplan_action: str | None = None  # the action's IRI
+    subplan_arguments: dict[str, Any] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
@@ -110,6 +118,12 @@ class Decision:
             "created": self.created,
             "context_hash": self.context_hash,
             "spawned_plans": [ulid_of(p) for p in self.spawned],
+            **(
+                {"subplan_action": self.subplan_action, "subplan_arguments": self.subplan_arguments}
+                if self.subplan_action
+                else {}
+            ),
+            **({"max_parallel": self.max_parallel} if self.max_parallel is not None else {}),
         }
 
 
@@ -249,6 +263,13 @@ def decision_triples(
         triples.append((node, ca("enforcesInvariant"), ox.NamedNode(decision.invariant)))
     if decision.max_parallel is not None:
         triples.append((node, ca("subplanMaxParallel"), integer(decision.max_parallel)))
+    if decision.subplan_action or decision.subplan_arguments:
+        if decision.type != "subplan_spawn":
+            raise ValidationError(f"only a subplan_spawn decision names a subplan action, not a {decision.type}")
+        if not decision.subplan_action:
+            raise ValidationError("a subplan_spawn decision with arguments needs its subplan action")
+        triples.append((node, ca("subplanAction"), actions.find(store, decision.subplan_action)))
+        triples.append((node, ca("subplanArguments"), text(json.dumps(decision.subplan_arguments or {}))))
     if supersedes is not None:
         triples.append((node, ca("supersedes"), supersedes))
     return node, triples
@@ -345,7 +366,7 @@ def downstream_closure(edges: dict[str, list[str]], start: str) -> list[str]:
 
 
 _TREE_QUERY = """SELECT ?d ?plan ?type ?seq ?chosen ?question ?confidence ?rationale ?reasoning ?parent ?by ?inv ?sup
-       ?approval ?created ?phase ?hash ?ref WHERE {
+       ?approval ?created ?phase ?hash ?ref ?maxp ?sact ?sargs WHERE {
   VALUES ?plan { %s }
   ?d ca:belongsToPlan ?plan ; ca:decisionType ?type ; ca:sequenceNumber ?seq ; ca:chosenOption ?chosen .
   OPTIONAL { ?d ca:question ?question }
@@ -361,6 +382,9 @@ _TREE_QUERY = """SELECT ?d ?plan ?type ?seq ?chosen ?question ?confidence ?ratio
   OPTIONAL { ?d prov:wasGeneratedBy ?run . ?run ca:runPhase ?phase }
   OPTIONAL { ?d ca:hotContextHash ?hash }
   OPTIONAL { ?d ca:contextSnapshotRef ?ref }
+  OPTIONAL { ?d ca:subplanMaxParallel ?maxp }
+  OPTIONAL { ?d ca:subplanAction ?sact }
+  OPTIONAL { ?d ca:subplanArguments ?sargs }
 }"""
 
 
@@ -380,6 +404,7 @@ def load(store: GraphStore, plans: Sequence[ox.NamedNode]) -> dict[str, Decision
             continue
         confidence = _v(row, "confidence")
         phase = _v(row, "phase")
+        max_parallel = _v(row, "maxp")
         out[iri] = Decision(
             iri=iri,
             plan=row["plan"].value,
@@ -399,6 +424,9 @@ def load(store: GraphStore, plans: Sequence[ox.NamedNode]) -> dict[str, Decision
             phase=phase.rsplit("#", 1)[-1].removesuffix("Phase").lower() if phase else None,
             context_hash=_v(row, "hash"),
             context_ref=_v(row, "ref"),
+            max_parallel=int(max_parallel) if max_parallel is not None else None,
+            subplan_action=_v(row, "sact"),
+            subplan_arguments=json.loads(_v(row, "sargs") or "{}"),
         )
     values = " ".join(str(p) for p in plans)
     for row in store.query(

@@ -17,13 +17,15 @@ import pyoxigraph as ox
 from cleveragents.errors import CleverAgentsError, ConflictError, NotFoundError, ValidationError
 from cleveragents.graph.commit import CommitRequest
 
-from . import actions, corrections, decisions, invariants, lifecycle, records
+from . import actions, corrections, decisions, invariants, lifecycle, records, subplans
+from . import tools as plan_tools
 from .actor import ActorResolver, AwaitingApproval, PhaseOutcome, PlanContext
 from .arguments import bind, substitute
 from .corrections import CorrectionResult
 from .decisions import Decision, DecisionInput
-from .lock import is_locked
+from .lock import is_locked, plan_lock
 from .records import PlanRecord
+from .subplans import ChildOutcome, StoreTurn, SubplanConfig
 from .vocabulary import (
     AUTOMATION_LEVELS,
     DEFAULT_THRESHOLDS,
@@ -55,14 +57,18 @@ class ApplyOutcome:
 
 @dataclass
 class EngineHooks:
-    """What the layers beside plans/ lend the engine: merging sandboxes at Apply, and the
-    tool router bound to a plan for Execute (both from sandbox/ and tools/)."""
+    """What the layers beside plans/ lend the engine: merging sandboxes at Apply, the tool
+    router bound to a plan for Execute (given the ToolContext extras plans' tools need:
+    the recorder, the spawner, the handler scope), and a checkpoint of the plan's
+    sandboxes before its subplans fork from them (all from sandbox/ and tools/)."""
 
     apply: Callable[[PlanRecord], ApplyOutcome] | None = None
-    tools: (
-        Callable[[PlanRecord, str, Callable[[DecisionInput], Decision]], Callable[[str, dict[str, Any]], Any]] | None
-    ) = None
+    tools: Callable[[PlanRecord, str, dict[str, Any]], Callable[[str, dict[str, Any]], Any]] | None = None
     after_apply: Callable[[PlanRecord, ApplyOutcome], None] | None = None
+    before_spawn: Callable[[PlanRecord, Decision], None] | None = None
+    # The validation commands of the plan's projects, run in its sandboxes when Execute
+    # completes: "" when they pass (or there are none), else what failed.
+    validate: Callable[[PlanRecord], str] | None = None
     extras: dict[str, Any] = field(default_factory=dict)
 
 
@@ -83,6 +89,8 @@ class PlanEngine:
         self.agent = agent
         self.hooks = hooks or EngineHooks()
         self.default_level = default_level
+        # Parallel subplans share the store one thread at a time (subplans.py).
+        self.turn = StoreTurn()
 
     @property
     def store(self) -> Any:
@@ -103,6 +111,47 @@ class PlanEngine:
     ) -> PlanRecord:
         """``plan use`` up to the plan's creation: the plan (Strategize, queued), its bound
         arguments, its plan-level invariants and its root prompt_definition, in one commit."""
+        if not projects:
+            raise ValidationError("plan use needs at least one project")
+        project_nodes = [_project(self.store, p) for p in projects]
+        return self._new_plan(
+            action_ref, project_nodes, arguments, invariant_texts=invariant_texts, automation_level=automation_level
+        )
+
+    def create_child(self, parent: PlanRecord, spawn: Decision) -> PlanRecord:
+        """The child plan a subplan_spawn decision names: the same projects as its parent,
+        its parent's automation level (but never ``auto``: the parent merges it), and a
+        root prompt influenced by the spawn decision, so correcting that decision reaches
+        into the child."""
+        if spawn.type != "subplan_spawn" or not spawn.subplan_action:
+            raise ValidationError(
+                f"decision {spawn.id} is a {spawn.type}"
+                + ("" if spawn.type != "subplan_spawn" else " without a subplan action")
+                + ": only a subplan_spawn decision naming an action spawns a child plan"
+            )
+        query = f"SELECT ?p WHERE {{ {parent.node} ca:targetsProject ?p }} ORDER BY ?p"
+        projects = [row["p"] for row in self.store.query(query)]
+        level = "review" if parent.automation_level == "auto" else parent.automation_level
+        return self._new_plan(
+            spawn.subplan_action,
+            projects,
+            spawn.subplan_arguments,
+            automation_level=level,
+            parent=parent,
+            spawned_by=spawn,
+        )
+
+    def _new_plan(
+        self,
+        action_ref: str,
+        project_nodes: Sequence[ox.NamedNode],
+        arguments: dict[str, Any],
+        *,
+        invariant_texts: Sequence[str] = (),
+        automation_level: str | None = None,
+        parent: PlanRecord | None = None,
+        spawned_by: Decision | None = None,
+    ) -> PlanRecord:
         store = self.store
         action_node = actions.find(store, action_ref)
         action = actions.read(store, action_node)
@@ -111,9 +160,6 @@ class PlanEngine:
                 f"action {action.name} is {action.state}; only an available action can be used",
                 suggestions=[f"agents action available {action.name}"],
             )
-        if not projects:
-            raise ValidationError("plan use needs at least one project")
-        project_nodes = [_project(store, p) for p in projects]
         values = bind(action.name, action.arguments, arguments)
         description = substitute(action.description or action.name, values, what="description")
         done = substitute(action.definition_of_done, values, what="definition of done")
@@ -129,17 +175,21 @@ class PlanEngine:
             (node, ca("phase"), PHASE_IRI["strategize"]),
             (node, ca("state"), ca("queued")),
             (node, ca("attempt"), _int(1)),
-            (node, ca("rootPlan"), node),
+            (node, ca("rootPlan"), ox.NamedNode(parent.root) if parent else node),
             (node, ca("createdAt"), time_literal()),
             (node, ca("createdBy"), text(self.agent)),
             (node, ca("description"), text(description)),
             (node, ca("definitionOfDone"), text(done)),
             (node, ca("automationLevel"), text(level)),
             (node, ca("approvalThreshold"), decimal(DEFAULT_THRESHOLDS[level])),
-            (node, ca("readOnly"), boolean(action.read_only)),
+            (node, ca("readOnly"), boolean(action.read_only or bool(parent and parent.read_only))),
             (node, ca("strategyActorRef"), text(action.strategy_actor)),
             (node, ca("executionActorRef"), text(action.execution_actor)),
         ]
+        if parent is not None:
+            triples.append((node, ca("parentPlan"), parent.node))
+        if spawned_by is not None:
+            triples.append((node, ca("spawnedBy"), ox.NamedNode(spawned_by.iri)))
         if action.invariant_actor:
             triples.append((node, ca("invariantActorRef"), text(action.invariant_actor)))
         triples += [(node, ca("targetsProject"), p) for p in project_nodes]
@@ -160,7 +210,9 @@ class PlanEngine:
             question="What is this plan to do?",
             rationale=f"From action {action.name}"
             + (f" with {args_text}" if args_text else "")
+            + (f", spawned by decision {spawned_by.id} of plan {parent.id}" if spawned_by and parent else "")
             + f"; done when: {done}",
+            influenced_by=(spawned_by.iri,) if spawned_by else (),
         )
         _, root = decisions.decision_triples(store, node, prompt, run=None, sequence=0)
         triples += root
@@ -168,11 +220,8 @@ class PlanEngine:
         if not action.reusable:  # a single-use action archives itself on first use
             remove.append((action_node, ca("actionState"), text("available")))
             triples.append((action_node, ca("actionState"), text("archived")))
-        self.writer.commit(
-            CommitRequest(
-                add=triples, remove=remove, message=f"plan use {action.name}", cause="plan-use", agent=self.agent
-            )
-        )
+        verb = f"subplan of {parent.id}: {action.name}" if parent else f"plan use {action.name}"
+        self.writer.commit(CommitRequest(add=triples, remove=remove, message=verb, cause="plan-use", agent=self.agent))
         return records.read(store, node)
 
     # ── verbs ──────────────────────────────────────────────────────
@@ -346,6 +395,10 @@ class PlanEngine:
         except Exception as exc:  # an actor bug ends the phase as errored, with its message
             outcome = PhaseOutcome(status="error", error=f"{type(exc).__name__}: {exc}")
         plan = self.plan(plan.id)
+        if phase == "execute" and outcome.status == "complete" and self.hooks.validate is not None:
+            failed = self.hooks.validate(plan)
+            if failed:
+                outcome = PhaseOutcome(status="error", error=f"validation failed: {failed}")
         if outcome.status == "revert":
             if phase != "execute":
                 outcome = PhaseOutcome(status="error", error="only Execute (or Apply) may revert to Strategize")
@@ -389,6 +442,9 @@ class PlanEngine:
         return ""
 
     def _apply(self, plan: PlanRecord) -> PlanRecord:
+        return self._apply_outcome(plan)[0]
+
+    def _apply_outcome(self, plan: PlanRecord) -> tuple[PlanRecord, ApplyOutcome]:
         records.transition(
             self.writer,
             plan,
@@ -421,20 +477,125 @@ class PlanEngine:
         plan = self.plan(plan.id)
         if outcome.status == "applied" and self.hooks.after_apply:
             self.hooks.after_apply(plan, outcome)
-        return plan
+        return plan, outcome
+
+    # ── subplans ───────────────────────────────────────────────────
+    def spawn_subplans(
+        self,
+        plan: PlanRecord,
+        decision_ref: str,
+        *,
+        fail_fast: bool = False,
+        retry_failed: bool = True,
+        max_retries: int = 2,
+    ) -> list[ChildOutcome]:
+        """Realize a subplan_spawn or subplan_parallel_spawn decision of ``plan`` (subplans.py)."""
+        node = decisions.resolve(self.store, decision_ref)
+        decisions.require_current(self.store, node, role="spawn decision")
+        loaded = decisions.load(self.store, [plan.node])
+        group = loaded.get(node.value)
+        if group is None:
+            raise ValidationError(f"decision {ulid_of(node.value)} belongs to another plan than {plan.id}")
+        if group.type not in subplans.SPAWN_TYPES:
+            raise ValidationError(
+                f"decision {group.id} is a {group.type}; subplans come from a subplan_spawn or "
+                "subplan_parallel_spawn decision"
+            )
+        config = SubplanConfig(
+            max_parallel=group.max_parallel or 5,
+            fail_fast=fail_fast,
+            retry_failed=retry_failed,
+            max_retries=max_retries,
+        )
+        children = subplans.children_of(group, [d for d in loaded.values() if d.current])
+        if children and self.hooks.before_spawn is not None:
+            self.hooks.before_spawn(plan, group)
+        return subplans.realize(
+            group,
+            children,
+            config,
+            run_child=lambda spawn: self._run_child(plan, spawn, config),
+            merge_child=self._merge_child,
+            turn=self.turn,
+        )
+
+    def _child_of(self, spawn: Decision) -> PlanRecord | None:
+        for row in self.store.query(f"SELECT ?p WHERE {{ ?p ca:spawnedBy <{spawn.iri}> }} LIMIT 1"):
+            return records.read(self.store, row["p"])
+        return None
+
+    def _run_child(self, parent: PlanRecord, spawn: Decision, config: SubplanConfig) -> ChildOutcome:
+        """Create the child (or find the one this decision spawned before) and run it until
+        its Execute is complete (``ready`` to merge), it fails, or a decision pauses it."""
+        try:
+            child = self._child_of(spawn) or self.create_child(self.plan(parent.id), spawn)
+        except CleverAgentsError as exc:
+            return ChildOutcome(spawn.iri, "failed", message=exc.headline())
+        runs = retries = 0
+        try:
+            with plan_lock(self.data_dir, child.id):
+                while True:
+                    child = self.plan(child.id)
+                    settled = _settled(spawn, child, runs)
+                    if settled is not None:
+                        if settled.status != "failed" or child.state != "errored":
+                            return settled
+                        if not config.retry_failed or retries >= config.max_retries:
+                            return settled
+                        retries += 1
+                    elif runs >= 10 * (config.max_retries + 1):  # a script that keeps reverting
+                        stuck = f"subplan {child.id} made no progress in {runs} runs"
+                        return ChildOutcome(spawn.iri, "failed", child.iri, child.phase, child.state, runs, stuck)
+                    phase = "execute" if child.phase == "strategize" and child.state == "complete" else child.phase
+                    self._run_phase(child, phase)
+                    runs += 1
+        except CleverAgentsError as exc:
+            child = self.plan(child.id)
+            return ChildOutcome(spawn.iri, "failed", child.iri, child.phase, child.state, runs, exc.headline())
+
+    def _merge_child(self, outcome: ChildOutcome) -> ChildOutcome:
+        """The child's Apply: its sandboxes merged into its parent's."""
+        assert outcome.plan is not None
+        with plan_lock(self.data_dir, ulid_of(outcome.plan)):
+            child, applied = self._apply_outcome(self.plan(outcome.plan))
+        outcome.phase, outcome.state = child.phase, child.state
+        outcome.changed_files = list(applied.changed_files)
+        if child.state == "applied":
+            outcome.status = "merged" if applied.changed_files else "unchanged"
+            outcome.message = applied.message
+        else:
+            outcome.status = "failed"
+            outcome.message = child.error or applied.message
+        return outcome
 
     def _enforce_invariants(self, plan: PlanRecord, run: ox.NamedNode) -> None:
         """The reconciled invariant view as invariant_enforced decisions (each one once per
-        plan; a corrected, superseded one is not re-added)."""
+        plan; a corrected, superseded one is not re-added). A child plan inherits its
+        parent's reconciled view; a root plan's Invariant Reconciliation Actor, if it has
+        one, names the conflicting pairs and the precedence settles each pair."""
         enforced = {
             row["i"].value
             for row in self.store.query(
                 f"SELECT ?i WHERE {{ ?d ca:belongsToPlan {plan.node} ; ca:enforcesInvariant ?i }}"
             )
         }
-        for inv in invariants.effective(self.store, plan.node):
+        overridden: dict[str, tuple[invariants.Invariant, str]] = {}
+        if plan.parent:
+            candidates = kept = invariants.inherited(self.store, plan.node, ox.NamedNode(plan.parent))
+        else:
+            candidates = invariants.effective(self.store, plan.node)
+            conflicts = self._invariant_conflicts(plan, candidates) if len(candidates) > 1 else []
+            kept, overridden = invariants.resolve_conflicts(candidates, conflicts)
+        losers = {inv.iri: inv for inv in candidates}
+        for inv in kept:
             if inv.iri in enforced:
                 continue
+            beaten = [(loser, reason) for loser, (winner, reason) in overridden.items() if winner.iri == inv.iri]
+            rationale = f"{inv.scope} invariant {inv.id}" + (f" of {ulid_of(inv.target)}" if inv.target else "")
+            for loser, reason in beaten:
+                rationale += f"; overrides {losers[loser].scope} invariant {ulid_of(loser)}" + (
+                    f" ({reason})" if reason else ""
+                )
             decisions.record(
                 self.writer,
                 plan.node,
@@ -442,12 +603,28 @@ class PlanEngine:
                     type="invariant_enforced",
                     chosen=inv.text,
                     question="Which constraints bind this plan?",
-                    rationale=f"{inv.scope} invariant {inv.id}" + (f" of {ulid_of(inv.target)}" if inv.target else ""),
+                    alternatives=tuple(losers[loser].text for loser, _ in beaten),
+                    rationale=rationale,
                     invariant=inv.iri,
                 ),
                 run=run,
                 agent=self.agent,
             )
+
+    def _invariant_conflicts(
+        self, plan: PlanRecord, candidates: list[invariants.Invariant]
+    ) -> list[invariants.InvariantConflict]:
+        """The conflicting pairs the plan's Invariant Reconciliation Actor finds (none
+        without one)."""
+        if not plan.invariant_actor:
+            return []
+        actor = self.resolve_actor(plan.invariant_actor)
+        judge = getattr(actor, "find_invariant_conflicts", None)
+        if judge is None:
+            raise ValidationError(
+                f"actor '{plan.invariant_actor}' cannot reconcile invariants (it has no find_invariant_conflicts)"
+            )
+        return list(judge(plan, candidates))
 
     def _context(
         self, plan: PlanRecord, phase: str, run: ox.NamedNode, findings: str, guidance: Sequence[str]
@@ -506,8 +683,19 @@ class PlanEngine:
             findings=findings,
             guidance=list(guidance) or self._guidance(plan),
         )
+
+        def spawn(decision: str, **options: Any) -> list[ChildOutcome]:
+            return self.spawn_subplans(self.plan(plan.id), decision, **options)
+
+        if phase == "execute":
+            ctx.spawn_subplan = spawn
         if phase == "execute" and self.hooks.tools is not None:
-            ctx.call_tool = self.hooks.tools(plan, phase, record)
+            extras = {
+                plan_tools.RECORDER: record,
+                plan_tools.SPAWNER: spawn,
+                plan_tools.HANDLER_SCOPE: plan_tools.handler_scope(self.turn),
+            }
+            ctx.call_tool = self.hooks.tools(plan, phase, extras)
         return ctx
 
     def _guidance(self, plan: PlanRecord) -> list[str]:
@@ -522,6 +710,27 @@ class PlanEngine:
 
     def interrupted(self, plan: PlanRecord) -> bool:
         return plan.state == "processing" and not is_locked(self.data_dir, plan.id)
+
+
+def _settled(spawn: Decision, child: PlanRecord, runs: int) -> ChildOutcome | None:
+    """Where a running child stops: ready to merge, merged already, paused or failed."""
+
+    def outcome(status: str, message: str = "") -> ChildOutcome:
+        return ChildOutcome(spawn.iri, status, child.iri, child.phase, child.state, runs, message or child.error)
+
+    if child.awaiting:
+        return outcome(
+            "awaiting",
+            f"subplan {child.id} awaits approval of decision {ulid_of(child.awaiting)}: "
+            f"agents plan resume {child.id}, then resume this plan",
+        )
+    if child.phase == "execute" and child.state == "complete":
+        return outcome("ready")
+    if child.phase == "apply" and child.state == "applied":
+        return outcome("merged", "merged before")
+    if child.state in {"errored", "cancelled", "constrained"}:
+        return outcome("failed", child.error or f"subplan {child.id} is {child.state} in {child.phase}")
+    return None
 
 
 def _project(store: Any, ref: str) -> ox.NamedNode:

@@ -3,13 +3,14 @@ reconciliation into a plan's effective view (plan > project > global; action inv
 are carried forward as plan-level ones when the action is used; a child plan inherits its
 parent's reconciled view).
 
-Without an Invariant Reconciliation Actor the reconciliation is deterministic: the same
-constraint stated at several scopes is enforced once, from the narrowest scope. Whether
-two different texts contradict each other needs an actor to judge; the actors issue adds
-that behind ``invariant_actor``."""
+The same constraint stated at several scopes is enforced once, from the narrowest scope.
+Whether two different texts contradict each other is judged by the plan's Invariant
+Reconciliation Actor (``invariant_actor``), which names the conflicting pairs; the
+precedence then decides which of each pair is enforced (``resolve_conflicts``)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -159,3 +160,62 @@ def effective(store: GraphStore, plan: ox.NamedNode) -> list[Invariant]:
     for inv in found:
         chosen.setdefault(" ".join(inv.text.lower().split()), inv)
     return sorted(chosen.values(), key=lambda i: (PRECEDENCE.get(i.scope, 3), i.created))
+
+
+@dataclass(frozen=True)
+class InvariantConflict:
+    """Two invariants (IRIs) an Invariant Reconciliation Actor judged contradictory."""
+
+    first: str
+    second: str
+    reason: str = ""
+
+
+def resolve_conflicts(
+    candidates: Sequence[Invariant], conflicts: Sequence[InvariantConflict]
+) -> tuple[list[Invariant], dict[str, tuple[Invariant, str]]]:
+    """The invariants still enforced, and each overridden one (IRI) -> (the one that
+    overrides it, the reason). Of a conflicting pair the narrower scope wins (plan >
+    project > global); at the same scope the newer one, as a later statement of intent."""
+    by_iri = {inv.iri: inv for inv in candidates}
+    overridden: dict[str, tuple[Invariant, str]] = {}
+    for conflict in conflicts:
+        missing = [ref for ref in (conflict.first, conflict.second) if ref not in by_iri]
+        if missing:
+            raise ValidationError(
+                f"the invariant conflict names {', '.join(ulid_of(m) for m in missing)}, "
+                "not among the invariants that apply to the plan"
+            )
+        a, b = by_iri[conflict.first], by_iri[conflict.second]
+        if a.iri == b.iri:
+            continue
+        winner, loser = (a, b) if _outranks(a, b) else (b, a)
+        overridden.setdefault(loser.iri, (winner, conflict.reason))
+    return [inv for inv in candidates if inv.iri not in overridden], overridden
+
+
+def _outranks(a: Invariant, b: Invariant) -> bool:
+    rank_a, rank_b = PRECEDENCE.get(a.scope, 3), PRECEDENCE.get(b.scope, 3)
+    return rank_a < rank_b if rank_a != rank_b else a.created >= b.created
+
+
+def enforced(store: GraphStore, plan: ox.NamedNode) -> list[Invariant]:
+    """The invariants the plan's current invariant_enforced decisions enforce: its
+    reconciled view once Strategize has run."""
+    rows = store.query(
+        f"""SELECT DISTINCT ?i WHERE {{
+          ?d ca:belongsToPlan {plan} ; ca:decisionType ca:invariant_enforced ; ca:enforcesInvariant ?i .
+          FILTER NOT EXISTS {{ ?d ca:supersededBy ?x }} FILTER NOT EXISTS {{ ?d prov:wasInvalidatedBy ?y }}
+        }}"""
+    )
+    found = [read(store, row["i"]) for row in rows]
+    return sorted(found, key=lambda i: (PRECEDENCE.get(i.scope, 3), i.created))
+
+
+def inherited(store: GraphStore, plan: ox.NamedNode, parent: ox.NamedNode) -> list[Invariant]:
+    """A child plan's view: its parent's reconciled (enforced) view, not reconciled again,
+    plus the child's own plan-level invariants (its action's)."""
+    chosen: dict[str, Invariant] = {}
+    for inv in [*enforced(store, parent), *list_scope(store, "plan", plan)]:
+        chosen.setdefault(" ".join(inv.text.lower().split()), inv)
+    return list(chosen.values())

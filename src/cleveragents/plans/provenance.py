@@ -12,7 +12,7 @@ from cleveragents.graph.commit import CommitRequest, CommitResult
 from cleveragents.iris import commit_iri
 
 from .records import PlanRecord
-from .vocabulary import PHASE_IRI, Writer, ca, integer, prov
+from .vocabulary import PHASE_IRI, Writer, ca, integer, prov, ulid_of
 
 
 def link_applied_changes(writer: Writer, plan: PlanRecord, revision: int, *, agent: str) -> CommitResult:
@@ -42,3 +42,20 @@ def link_applied_changes(writer: Writer, plan: PlanRecord, revision: int, *, age
             agent=agent,
         )
     )
+
+
+def deciding_decisions(store: Any, entity: str) -> dict[int, tuple[str, str]]:
+    """Commit revision -> (plan ULID, decision ULID) for each revision of ``entity`` that an
+    applied plan produced (``ca:producedRevision``): what ``graph blame`` shows beside the
+    commit that asserted a triple."""
+    rows = store.query(
+        f"""SELECT ?n ?plan ?decision WHERE {{
+          ?rev ca:revisionOf <{entity}> ; prov:wasGeneratedBy ?commit .
+          ?commit ca:revision ?n .
+          ?decision ca:producedRevision ?rev ; ca:belongsToPlan ?plan .
+        }} ORDER BY ?n ?decision"""
+    )
+    out: dict[int, tuple[str, str]] = {}
+    for row in rows:
+        out.setdefault(int(row["n"].value), (ulid_of(row["plan"].value), ulid_of(row["decision"].value)))
+    return out

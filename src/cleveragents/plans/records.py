@@ -40,6 +40,7 @@ class PlanRecord:
     awaiting: str | None = None
     strategy_actor: str = ""
     execution_actor: str = ""
+    invariant_actor: str = ""
     arguments: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -148,6 +149,7 @@ def read(store: GraphStore, node: ox.NamedNode) -> PlanRecord:
         awaiting=one("awaitingDecision") or None,
         strategy_actor=one("strategyActorRef"),
         execution_actor=one("executionActorRef"),
+        invariant_actor=one("invariantActorRef"),
         arguments=arguments,
     )
 

@@ -24,6 +24,7 @@ import json
 import os
 import re
 import shutil
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -44,6 +45,9 @@ SUPPORTED: Final = (GIT_CHECKOUT, FS_DIRECTORY)
 # when `add -A` and `clean` look for untracked files.
 SANDBOX_CONFIG: Final = ("core.untrackedCache=true",)
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+# Sandboxes of subplans running in parallel threads are created one at a time: `git
+# worktree add` on one repository from several threads at once races for its admin files.
+_CREATING = threading.Lock()
 
 
 class ResourceLike(Protocol):
@@ -92,7 +96,8 @@ class FileChange:
 @dataclass(frozen=True)
 class ApplyResult:
     """``applied``, ``unchanged`` (nothing to apply), ``conflict`` (three-way merge failed;
-    real resource untouched, sandbox intact) or ``refused`` (uncommitted changes)."""
+    real resource untouched, sandbox intact) or ``refused`` (uncommitted changes); a
+    preflight says ``ready`` where an apply would have applied."""
 
     status: str
     resource: str
@@ -188,7 +193,7 @@ class Sandbox:
     def root(self) -> Path:
         """The sandbox's working directory, created on first use."""
         if not self.materialized:
-            with self._locked():
+            with _CREATING, self._locked():
                 if not self.materialized:
                     self._create()
         self._finish_rollback()
@@ -452,13 +457,22 @@ class Sandbox:
 
     def apply(self, *, force: bool = False, message: str | None = None) -> ApplyResult:
         """Merge the sandbox into the real resource, all or nothing (see journal.py)."""
+        return self._merge(force=force, message=message, install=True)
+
+    def preflight(self, *, force: bool = False) -> ApplyResult:
+        """What ``apply`` would do now, without touching the real resource: ``ready`` (with
+        the files it would change), ``unchanged``, ``conflict`` or ``refused``. Several
+        resources are applied together only when each one's preflight is ready or unchanged."""
+        return self._merge(force=force, message=None, install=False)
+
+    def _merge(self, *, force: bool, message: str | None, install: bool) -> ApplyResult:
         recover(self.data_dir)
         if not self.materialized:
             return ApplyResult("unchanged", self.resource.name, message="the sandbox was never used")
         with self._locked():
             if self.resource.type == GIT_CHECKOUT:
-                return self._apply_git(force, message)
-            return self._apply_directory(message)
+                return self._apply_git(force, message, install)
+            return self._apply_directory(message, install)
 
     def _commit_pending(self) -> str:
         """The sandbox branch's head with any uncommitted work committed."""
@@ -468,7 +482,7 @@ class Sandbox:
             git.run("commit", "--quiet", "--no-verify", "-m", f"pending work of plan {self.plan_id}")
         return git.rev("HEAD")
 
-    def _apply_git(self, force: bool, message: str | None) -> ApplyResult:
+    def _apply_git(self, force: bool, message: str | None, install: bool = True) -> ApplyResult:
         name = self.resource.name
         real_root = self._real()
         repo = Git(real_root)
@@ -503,6 +517,8 @@ class Sandbox:
                 dirty_files=tuple(dirty),
                 message=f"{name} has uncommitted changes; commit or stash them, or apply with force",
             )
+        if not install:
+            return ApplyResult("ready", name, changed_files=_file_changes(ops), merged=merged)
         journal = Journal.begin(self.data_dir, target=real_root, kind="git")
         journal.ref, journal.old, journal.new = ref, current, new
         self._stage(journal, repo, new, ops)
@@ -518,7 +534,7 @@ class Sandbox:
             "applied", name, changed_files=_file_changes(ops), commit=new, merged=merged, message=f"applied to {ref}"
         )
 
-    def _apply_directory(self, message: str | None) -> ApplyResult:
+    def _apply_directory(self, message: str | None, install: bool = True) -> ApplyResult:
         name = self.resource.name
         real_root = self._real()
         git = self.git()
@@ -550,6 +566,8 @@ class Sandbox:
             tree = git.out("rev-parse", f"{head}^{{tree}}")
         new = git.out("commit-tree", tree, "-p", current, "-m", message or f"apply plan {plan_key(self.plan_id)}")
         ops = self._ops_between(git, current, new)
+        if not install:
+            return ApplyResult("ready", name, changed_files=_file_changes(ops), merged=merged)
         journal = Journal.begin(self.data_dir, target=real_root, kind="directory")
         self._stage(journal, git, new, ops)
         journal.save(self.data_dir)

@@ -20,10 +20,15 @@ def build_app(ops: Operations, settings: ServerSettings, base_url: str | None = 
     tools = build_mcp_server(ops, settings)
     mcp_app = tools.streamable_http_app(max_request_body_size=settings.max_request_bytes, host=settings.host)
 
+    a2a, close_a2a = a2a_routes(ops, tools, settings, base)
+
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         async with tools.session_manager.run():  # the MCP app's own lifespan, which a Mount skips
-            yield
+            try:
+                yield
+            finally:
+                await close_a2a()
 
-    app = Starlette(routes=[*a2a_routes(ops, tools, settings, base), Mount("/", app=mcp_app)], lifespan=lifespan)
+    app = Starlette(routes=[*a2a, Mount("/", app=mcp_app)], lifespan=lifespan)
     return HttpGuard(app, settings)

@@ -11,6 +11,7 @@ model (the SDK publishes its output schema and sends structured content). Failur
 # No `from __future__ import annotations`: the SDK evaluates tool annotations, and some
 # are built inside build_mcp_server from the settings.
 import contextlib
+import itertools
 import json
 from collections.abc import Callable
 from functools import partial
@@ -30,8 +31,8 @@ from pydantic import Field
 from cleveragents import __version__
 from cleveragents.errors import CleverAgentsError, QueryTimeoutError
 from cleveragents.servers import models
-from cleveragents.servers.operations import Operations
-from cleveragents.servers.security import ServerSettings, error_text
+from cleveragents.servers.operations import Operations, PlanStep
+from cleveragents.servers.security import IDENTITY_KEY, ServerSettings, error_text
 
 NAME = "cleveragents"
 MAX_SPARQL_CHARS = 100_000
@@ -77,7 +78,7 @@ def identity_of(ctx: Context, settings: ServerSettings) -> str:
     except ValueError:  # called in process, not over MCP: the A2A server runs its tasks so
         return f"a2a:{settings.user}"
     state = getattr(request, "scope", {}).get("state", {}) if request is not None else {}
-    who = state.get("cleveragents_identity") if isinstance(state, dict) else None
+    who = state.get(IDENTITY_KEY) if isinstance(state, dict) else None
     return f"mcp:{settings.user}:{who or 'stdio'}"
 
 
@@ -111,6 +112,17 @@ def progress_bridge(ctx: Context) -> Callable[[float, float | None, str], None]:
             anyio.from_thread.run(partial(ctx.report_progress, done, total, message))
 
     return report
+
+
+def plan_progress(ctx: Context) -> PlanStep:
+    """Each step of a running plan (a transition, a decision) as an MCP progress notification."""
+    report = progress_bridge(ctx)
+    steps = itertools.count(1)
+
+    def observe(plan: dict[str, Any], event: str) -> None:
+        report(next(steps), None, f"{plan['phase']} {plan['state']}: {event}")
+
+    return observe
 
 
 class MessageSizeLimit:
@@ -339,7 +351,13 @@ def _register_plan_tools(server: MCPServer, ops: Operations, settings: ServerSet
         who = identity_of(ctx, settings)
         return await run(
             lambda: ops.plan_verb(
-                "use", None, identity=who, action=action, projects=list(projects), arguments=arguments
+                "use",
+                None,
+                identity=who,
+                observer=plan_progress(ctx),
+                action=action,
+                projects=list(projects),
+                arguments=arguments,
             ),
             timeout=max(settings.request_timeout, 600.0),
         )
@@ -349,7 +367,8 @@ def _register_plan_tools(server: MCPServer, ops: Operations, settings: ServerSet
         """Run the plan's Execute phase in its sandboxes."""
         who = identity_of(ctx, settings)
         return await run(
-            lambda: ops.plan_verb("execute", plan, identity=who), timeout=max(settings.request_timeout, 600.0)
+            lambda: ops.plan_verb("execute", plan, identity=who, observer=plan_progress(ctx)),
+            timeout=max(settings.request_timeout, 600.0),
         )
 
     @server.tool(annotations=WRITE)
@@ -357,7 +376,8 @@ def _register_plan_tools(server: MCPServer, ops: Operations, settings: ServerSet
         """Apply the plan's changes from its sandboxes to the real resources."""
         who = identity_of(ctx, settings)
         return await run(
-            lambda: ops.plan_verb("apply", plan, identity=who), timeout=max(settings.request_timeout, 600.0)
+            lambda: ops.plan_verb("apply", plan, identity=who, observer=plan_progress(ctx)),
+            timeout=max(settings.request_timeout, 600.0),
         )
 
 

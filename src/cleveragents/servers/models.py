@@ -10,10 +10,31 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
-class CommitSummary(BaseModel):
+def _nullable_as_type_list(schema: dict[str, Any]) -> None:
+    """``{"anyOf": [{"type": "string"}, {"type": "null"}]}`` -> ``{"type": ["string", "null"]}``:
+    the same constraint, which a client's jsonschema validator checks without trying two
+    branches per value (on a 176-edge ``callers`` result, validation took 3x less time)."""
+    for prop in schema.get("properties", {}).values():
+        options = prop.get("anyOf")
+        if (
+            isinstance(options, list)
+            and {"type": "null"} in options
+            and all(set(o) == {"type"} and isinstance(o["type"], str) for o in options)
+        ):
+            del prop["anyOf"]
+            prop["type"] = [o["type"] for o in options]
+
+
+class ServerModel(BaseModel):
+    """The base of every result model: plain nullable types in the published schema."""
+
+    model_config = ConfigDict(json_schema_extra=_nullable_as_type_list)
+
+
+class CommitSummary(ServerModel):
     """A write: the revision it made and what it changed."""
 
     revision: int
@@ -24,7 +45,7 @@ class CommitSummary(BaseModel):
     audit_event: str | None = Field(default=None, description="IRI of the ca:AuditEvent recording the write")
 
 
-class QueryResult(BaseModel):
+class QueryResult(ServerModel):
     form: Literal["select", "ask", "graph", "update"]
     revision: int
     variables: list[str] = Field(default_factory=list)
@@ -37,7 +58,7 @@ class QueryResult(BaseModel):
     commit: CommitSummary | None = None
 
 
-class Symbol(BaseModel):
+class Symbol(ServerModel):
     iri: str
     name: str | None = None
     qualified_name: str | None = None
@@ -46,25 +67,25 @@ class Symbol(BaseModel):
     range: str | None = Field(default=None, description="line:col-line:col")
 
 
-class SymbolMatches(BaseModel):
+class SymbolMatches(ServerModel):
     revision: int
     matches: list[Symbol]
 
 
-class Edge(BaseModel):
+class Edge(ServerModel):
     symbol: Symbol
     relation: str = Field(description="compact predicate, e.g. uko-code:calls")
     confidence: float | None = None
     resolved_by: str | None = None
 
 
-class Related(BaseModel):
+class Related(ServerModel):
     subject: Symbol
     revision: int
     edges: list[Edge]
 
 
-class Rendering(BaseModel):
+class Rendering(ServerModel):
     iri: str
     type: str
     level: str
@@ -75,7 +96,7 @@ class Rendering(BaseModel):
     text: str
 
 
-class HistoryEntry(BaseModel):
+class HistoryEntry(ServerModel):
     predicate: str
     object: str
     from_revision: int
@@ -85,12 +106,12 @@ class HistoryEntry(BaseModel):
     inferred: bool = False
 
 
-class History(BaseModel):
+class History(ServerModel):
     iri: str
     entries: list[HistoryEntry]
 
 
-class BlameEntry(BaseModel):
+class BlameEntry(ServerModel):
     predicate: str
     object: str
     revision: int
@@ -100,12 +121,12 @@ class BlameEntry(BaseModel):
     external_id: str | None = Field(default=None, description="the git sha of an imported commit")
 
 
-class Blame(BaseModel):
+class Blame(ServerModel):
     iri: str
     lines: list[BlameEntry]
 
 
-class ChangedEntity(BaseModel):
+class ChangedEntity(ServerModel):
     entity: str
     change: str = Field(description="added, removed, changed, formatting (text but not tokens) or moved")
     kind: str = Field(description="definitions, docstrings, imports or attributes")
@@ -115,7 +136,7 @@ class ChangedEntity(BaseModel):
     to_range: str | None = None
 
 
-class Changes(BaseModel):
+class Changes(ServerModel):
     from_revision: int
     to_revision: int
     triples_added: int
@@ -123,7 +144,7 @@ class Changes(BaseModel):
     entities: list[ChangedEntity]
 
 
-class Provenance(BaseModel):
+class Provenance(ServerModel):
     resource: str
     path: str | None = None
     line_range: tuple[int, int] | None = None
@@ -131,7 +152,7 @@ class Provenance(BaseModel):
     strategy: str | None = None
 
 
-class Fragment(BaseModel):
+class Fragment(ServerModel):
     uko_node: str
     content: str
     detail_depth: int
@@ -140,7 +161,7 @@ class Fragment(BaseModel):
     provenance: Provenance
 
 
-class ContextResult(BaseModel):
+class ContextResult(ServerModel):
     context_hash: str
     budget: int
     total_tokens: int
@@ -150,7 +171,7 @@ class ContextResult(BaseModel):
     recorded: bool = Field(description="whether the assembly was committed as a ca:ContextAssembly")
 
 
-class IndexedResource(BaseModel):
+class IndexedResource(ServerModel):
     resource: str
     revision: int | None
     files_seen: int
@@ -164,12 +185,12 @@ class IndexedResource(BaseModel):
     seconds: float
 
 
-class IndexResult(BaseModel):
+class IndexResult(ServerModel):
     resources: list[IndexedResource]
     audit_event: str | None = None
 
 
-class PlanResult(BaseModel):
+class PlanResult(ServerModel):
     """A plan as ``agents plan status --format json`` shows it, and the verbs it allows now."""
 
     plan: dict[str, Any]
@@ -177,12 +198,23 @@ class PlanResult(BaseModel):
     audit_event: str | None = None
 
 
-class PlanTree(BaseModel):
+class PlanArtifacts(ServerModel):
+    """What a plan has produced: an A2A task's artifacts, ``_cleveragents/plan/artifacts``."""
+
+    plan: dict[str, Any]
+    changeset: list[dict[str, Any]] = Field(
+        description="per sandbox: resource, kind, branch, fork, changed files (status, path), checkpoints"
+    )
+    diff: dict[str, str] = Field(description="resource name -> unified diff of its sandbox against the fork")
+    report: str = Field(description="markdown: the plan, its outcome, its decisions and the files it changed")
+
+
+class PlanTree(ServerModel):
     plan: dict[str, Any]
     decisions: list[dict[str, Any]] = Field(description="the plan's decisions and its subplans', in sequence")
     plans: list[dict[str, Any]] = Field(description="the plan and its descendant plans")
 
 
-class DecisionExplanation(BaseModel):
+class DecisionExplanation(ServerModel):
     decision: dict[str, Any]
     context: list[dict[str, Any]] = Field(description="the UKO nodes of the decision's context snapshot")

@@ -26,6 +26,9 @@ UNAUTHORIZED = -32001
 TOO_LARGE = -32600  # Invalid Request
 
 # Discovery stays public: a client reads the agent card to learn how to authenticate.
+# Where the guard leaves the caller's identity in the ASGI scope's state, for the audit log.
+IDENTITY_KEY = "cleveragents_identity"
+
 PUBLIC_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 
 
@@ -144,7 +147,7 @@ class HttpGuard:
             return
         client = scope.get("client") or ("?", 0)
         who = token_fingerprint(self.settings.token) if self.settings.token else "local"
-        scope.setdefault("state", {})["cleveragents_identity"] = f"{who}@{client[0]}"
+        scope.setdefault("state", {})[IDENTITY_KEY] = f"{who}@{client[0]}"
         seen = 0
         started = False
 

@@ -9,10 +9,8 @@ registered and the model providers configured.
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import stat
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,26 +94,15 @@ def _publication(ws: Workspace) -> tuple[str, str]:
 
 
 def _content(ws: Workspace) -> tuple[str, str]:
-    root = content_store(ws).root
-    bad: list[str] = []
-    count = 0
-    for blob in root.rglob("*") if root.is_dir() else ():
-        if not blob.is_file() or blob.name.startswith(".tmp-"):
-            continue
-        count += 1
-        expected = blob.parent.name + blob.name
-        try:
-            actual = hashlib.sha256(zlib.decompress(blob.read_bytes())).hexdigest()
-        except (OSError, zlib.error):
-            actual = ""
-        if actual != expected:
-            bad.append(str(blob))
+    content = content_store(ws)
+    digests = content.blobs()
+    bad = [d for d in digests if not content.verify(d)]
     if bad:
         return "fail", (
-            f"{len(bad)} of {count} blob(s) do not match their hash, e.g. {bad[0]}; "
+            f"{len(bad)} of {len(digests)} blob(s) do not match their hash, e.g. {content.path_of(bad[0])}; "
             "delete them and run agents index --full"
         )
-    return "ok", f"{count} blob(s), every hash verified"
+    return "ok", f"{len(digests)} blob(s), every hash verified"
 
 
 def _disk(path: Path) -> tuple[str, str]:

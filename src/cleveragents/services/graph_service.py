@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import time
 from collections.abc import Iterable
@@ -21,9 +22,10 @@ from cleveragents.graph.store import syntax_error
 from cleveragents.graph.workspace import Workspace, validate_current
 from cleveragents.indexing.content import content_store
 from cleveragents.iris import parse_iri
+from cleveragents.plans import provenance
 from cleveragents.services.query_runner import QueryOutcome, run_with_timeout
 from cleveragents.services.sparql_update import parse_update
-from cleveragents.terms import PREFIXES
+from cleveragents.terms import GENID, PREFIXES
 
 RDF_FORMATS: dict[str, ox.RdfFormat] = {
     "ttl": ox.RdfFormat.TURTLE,
@@ -101,21 +103,68 @@ def import_file(
     message: str = "",
     agent: str = "cleveragents",
 ) -> CommitResult:
-    """Load an RDF file as one validated commit (triples only; graph names are ignored)."""
+    """Load an RDF file as one validated commit (triples only; graph names are ignored).
+
+    Blank nodes get IRIs derived from the file's canonical form (RDF canonicalization),
+    so importing the same content twice names them the same and adds nothing. The
+    commit records the content's digest: re-importing content whose import no later
+    commit has removed anything from is a no-op found without loading it again."""
     rdf_format = _format_for(path, fmt)
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise NotFoundError(f"cannot read {path}: {exc.strerror}") from None
-    try:  # parsed and re-serialized inside Oxigraph: the commit loads N-Triples in bulk
-        quads = ox.parse(data, rdf_format, base_iri=path.resolve().as_uri())
-        ntriples = ox.serialize((q.triple for q in quads), format=ox.RdfFormat.N_TRIPLES) or b""
+    try:
+        triples = [q.triple for q in ox.parse(data, rdf_format, base_iri=path.resolve().as_uri())]
     except SyntaxError as exc:
         raise syntax_error(exc, f"{rdf_format.name} in {path}") from None
+    ntriples, digest = _canonical_import(triples)
+    del triples
+    external_id = f"import:{digest}"
     with ws.writer() as session:
+        if _still_imported(session.store, external_id):
+            return CommitResult(session.store.head, None)
         return session.commit(
-            CommitRequest(add_ntriples=ntriples, message=message or f"import {path.name}", cause="import", agent=agent)
+            CommitRequest(
+                add_ntriples=ntriples,
+                message=message or f"import {path.name}",
+                cause="import",
+                agent=agent,
+                external_id=external_id,
+            )
         )
+
+
+def _canonical_import(triples: list[ox.Triple]) -> tuple[bytes, str]:
+    """The triples as N-Triples without blank nodes (skolemized by canonical label under
+    a digest of the content), and that digest ('sha256:HEX' of the sorted lines)."""
+    blank = any(isinstance(t.subject, ox.BlankNode) or isinstance(t.object, ox.BlankNode) for t in triples)
+    if blank:
+        dataset = ox.Dataset(ox.Quad(t.subject, t.predicate, t.object) for t in triples)
+        dataset.canonicalize(ox.CanonicalizationAlgorithm.UNSTABLE)
+        triples = [q.triple for q in dataset]
+    lines = sorted(set((ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES) or b"").splitlines()))
+    digest = hashlib.sha256(b"\n".join(lines)).hexdigest()
+    if blank:
+        prefix = f"{GENID}import-{digest[:32]}-"
+
+        def named(term: Any) -> Any:
+            return ox.NamedNode(prefix + term.value) if isinstance(term, ox.BlankNode) else term
+
+        skolem = [ox.Triple(named(t.subject), t.predicate, named(t.object)) for t in triples]
+        return ox.serialize(skolem, format=ox.RdfFormat.N_TRIPLES) or b"", f"sha256:{digest}"
+    return b"\n".join(lines) + b"\n", f"sha256:{digest}"
+
+
+def _still_imported(store: Any, external_id: str) -> bool:
+    """Whether content with this digest was imported and no commit since removed a
+    triple (so every triple of it is still live)."""
+    for commit in hist.log(store):  # newest first
+        if commit.external_id == external_id:
+            return True
+        if commit.removed:
+            return False
+    return False
 
 
 def clear_preview(ws: Workspace) -> tuple[int, int]:
@@ -273,13 +322,24 @@ class BlameLine:
     span: hist.TripleSpan
     asserted_by: hist.CommitInfo | None
     retracted_by: hist.CommitInfo | None
+    # The applied plan and its decision (ULIDs) that produced the revision asserting the triple.
+    plan: str | None = None
+    decision: str | None = None
 
 
 def blame(ws: Workspace, iri: str, *, include_retracted: bool = False) -> list[BlameLine]:
-    """For each triple of the node: the commit that asserted it (and retracted it)."""
+    """For each triple of the node: the commit that asserted it (and retracted it), and the
+    plan and decision behind that commit where a plan produced it."""
     spans, commits = node_history(ws, iri)
+    with ws.reader() as store:
+        deciding = provenance.deciding_decisions(store, parse_iri(iri).value)
     lines = [
-        BlameLine(s, commits.get(s.start), commits.get(s.end) if s.end is not None else None)
+        BlameLine(
+            s,
+            commits.get(s.start),
+            commits.get(s.end) if s.end is not None else None,
+            *deciding.get(s.start, (None, None)),
+        )
         for s in spans
         if not s.inferred and (include_retracted or s.end is None)
     ]

@@ -127,11 +127,14 @@ def _related(ws: Workspace, query_name: str, param: str, iri: str, as_of: str | 
 
 CALLS = uko_code.calls  # the relation of the queries that project none
 
+# The predicates as a FILTER, not a second VALUES: Oxigraph joins two VALUES blocks with a
+# scan of every triple (8.4 s for the 176 callers of Django's gettext_lazy), while one
+# VALUES drives a lookup per node (0.15 s).
 _DESCRIBE = """
 SELECT ?node ?p ?o WHERE {{
   VALUES ?node {{ {nodes} }}
-  VALUES ?p {{ rdf:type uko:name uko-code:qualifiedName uko:sourcePath uko:sourceRange }}
   ?node ?p ?o .
+  FILTER(?p IN (rdf:type, uko:name, uko-code:qualifiedName, uko:sourcePath, uko:sourceRange))
 }}
 """
 

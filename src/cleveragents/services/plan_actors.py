@@ -9,16 +9,17 @@ writer session, with the plan's tool router (the tools Execute may call) describ
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
-from cleveragents.actors import definition
+from cleveragents.actors import definition, pricing
 from cleveragents.actors.llm_actor import LLMActor
 from cleveragents.actors.runtime import ToolDescription
 from cleveragents.config import Config
 from cleveragents.graph.workspace import Workspace, WriteSession
 from cleveragents.plans import tools as plan_tools
 from cleveragents.plans.actor import Actor, PlanContext
-from cleveragents.services import actor_registry, providers, sandboxes
+from cleveragents.services import actor_registry, providers, sandboxes, skill_registry
 
 
 def builtin_file(ref: str, env: Mapping[str, str] | None = None) -> definition.ActorFile:
@@ -40,6 +41,7 @@ def resolver(
 ) -> Callable[[str], Actor]:
     config = Config(ws.data_dir)
     router = plan_tools.register(sandboxes.router())
+    prices = pricing.load_prices(Path(config.value("providers.prices_file")))
 
     def tool_descriptions(_: PlanContext) -> list[ToolDescription]:
         return [ToolDescription(spec.name, spec.description, spec.input_schema) for spec in router.specs()]
@@ -52,7 +54,9 @@ def resolver(
         else:
             _, actor_file = actor_registry.resolve(ws, ref, env=env)
         actor: Any = LLMActor(actor_file, settings=providers.settings(config), writer=session,
-                              data_dir=ws.data_dir, env=env, tool_descriptions=tool_descriptions, agent=agent)
+                              data_dir=ws.data_dir, env=env, tool_descriptions=tool_descriptions, agent=agent,
+                              agent_skills=lambda refs: skill_registry.agent_skills_in(session.store, refs),
+                              price=lambda model, usage: pricing.cost(prices, model, usage))
         return actor
 
     return resolve

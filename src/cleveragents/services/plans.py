@@ -24,7 +24,8 @@ from cleveragents.plans.engine import ApplyOutcome, EngineHooks, PlanEngine
 from cleveragents.plans.invariants import Invariant
 from cleveragents.plans.lock import plan_lock
 from cleveragents.plans.records import PlanRecord
-from cleveragents.services import sandboxes
+from cleveragents.services import sandboxes, validation_commands
+from cleveragents.services.plan_progress import ObservedWriter, PlanObserver
 from cleveragents.tools import ToolResult
 
 
@@ -47,9 +48,10 @@ def hooks(ws: Workspace, session: WriteSession, *, agent: str) -> EngineHooks:
     sandboxes (with ``record_decision`` registered), and Apply's merge of each sandbox."""
     router = plan_tools.register(sandboxes.router())
 
-    def tools(plan: PlanRecord, phase: str, record: Any) -> Any:
+    def tools(plan: PlanRecord, phase: str, extras: dict[str, Any]) -> Any:
         ctx = sandboxes.tool_context(ws, session, plan.node, read_only=plan.read_only, agent=agent)
-        ctx.extras[plan_tools.RECORDER] = record
+        ctx.handler_scope = extras.pop(plan_tools.HANDLER_SCOPE, None)
+        ctx.extras.update(extras)
 
         def call(name: str, arguments: dict[str, Any]) -> ToolResult:
             ctx.decision = arguments.pop("_decision", None)
@@ -62,7 +64,7 @@ def hooks(ws: Workspace, session: WriteSession, *, agent: str) -> EngineHooks:
 
     def apply(plan: PlanRecord) -> ApplyOutcome:
         results = sandboxes.apply(ws, plan.id)
-        changed = tuple(f"{r.resource}:{c.path}" for r in results for c in r.changed_files)
+        changed = tuple(f"{r.resource}:{c.path}" for r in results if r.status == "applied" for c in r.changed_files)
         conflicts = tuple(f"{r.resource}:{path}" for r in results for path in r.conflicts)
         refused = [r for r in results if r.status == "refused"]
         if conflicts:
@@ -72,18 +74,47 @@ def hooks(ws: Workspace, session: WriteSession, *, agent: str) -> EngineHooks:
             return ApplyOutcome("errored", message=f"uncommitted changes in the real checkout: {dirty}")
         return ApplyOutcome("applied", changed, message=f"{len(changed)} files changed")
 
-    return EngineHooks(apply=apply, tools=tools)
+    def before_spawn(plan: PlanRecord, decision: Decision) -> None:
+        """The parent's work so far, checkpointed at the spawn decision: the children fork
+        from it, and a correction of that decision rolls the parent back to it."""
+        sandboxes.checkpoint_in(
+            ws,
+            session,
+            plan.node,
+            label=f"before subplans of {decision.id}",
+            kind="workspace_snapshot",
+            decision=decision.iri,
+            agent=agent,
+        )
+
+    def validate(plan: PlanRecord) -> str:
+        """The project's validation commands in the sandboxes Execute used, each run
+        recorded (ca:ValidationRun); what failed, with its output's tail."""
+        runs, _ = validation_commands.run_in(ws, session, plan.node, agent=agent, used_only=True)
+        failed = [r for r in runs if not r.passed]
+        return "; ".join(
+            f"{r.kind} `{r.command}` in {r.resource} "
+            + ("timed out" if r.timed_out else f"exited with {r.exit_code}")
+            + (f": {r.output_tail[-500:]}" if r.output_tail else "")
+            for r in failed
+        )
+
+    return EngineHooks(apply=apply, tools=tools, before_spawn=before_spawn, validate=validate)
 
 
 @contextmanager
-def _engine(ws: Workspace, *, agent: str, level: str = "manual") -> Iterator[PlanEngine]:
+def _engine(
+    ws: Workspace, *, agent: str, level: str = "manual", observer: PlanObserver | None = None, plan: str | None = None
+) -> Iterator[PlanEngine]:
+    """The engine in a writer session; with an ``observer``, each plan commit is reported
+    to it (services/plan_progress.py), and the observer may stop the plan."""
     # LLM actors bring langgraph and langchain (~3 s of imports): loaded when a plan runs,
     # not at the start of every command that merely imports this service.
     from cleveragents.services import plan_actors
 
     with ws.writer() as session:
         yield PlanEngine(
-            session,
+            session if observer is None else ObservedWriter(session, observer, plan),
             ws.data_dir,
             plan_actors.resolver(ws, session, agent=agent, fallback=resolve_actor),
             agent=agent,
@@ -130,10 +161,11 @@ def use(
     automation_level: str | None = None,
     default_level: str = "manual",
     agent: str,
+    observer: PlanObserver | None = None,
 ) -> PlanRecord:
     """Create the plan, then run Strategize (and what the automation level lets follow)
     under the plan's lock."""
-    with _engine(ws, agent=agent, level=default_level) as engine:
+    with _engine(ws, agent=agent, level=default_level, observer=observer) as engine:
         plan = engine.create(
             action, projects, arguments, invariant_texts=invariant_texts, automation_level=automation_level
         )
@@ -141,20 +173,22 @@ def use(
             return engine.strategize(plan)
 
 
-def _verb(ws: Workspace, ref: str | None, verb: str, *, agent: str, **kwargs: Any) -> Any:
+def _verb(
+    ws: Workspace, ref: str | None, verb: str, *, agent: str, observer: PlanObserver | None = None, **kwargs: Any
+) -> Any:
     plan_id = _plan_id(ws, ref)
-    with plan_lock(ws.data_dir, plan_id), _engine(ws, agent=agent) as engine:
+    with plan_lock(ws.data_dir, plan_id), _engine(ws, agent=agent, observer=observer, plan=plan_id) as engine:
         return getattr(engine, verb)(plan_id, **kwargs)
 
 
-def execute(ws: Workspace, ref: str | None, *, agent: str) -> PlanRecord:
-    return _verb(ws, ref, "execute", agent=agent)
+def execute(ws: Workspace, ref: str | None, *, agent: str, observer: PlanObserver | None = None) -> PlanRecord:
+    return _verb(ws, ref, "execute", agent=agent, observer=observer)
 
 
-def apply(ws: Workspace, ref: str, *, agent: str) -> PlanRecord:
+def apply(ws: Workspace, ref: str, *, agent: str, observer: PlanObserver | None = None) -> PlanRecord:
     """Apply, then re-index the plan's resources in the same store and link each entity
     revision the plan's changes produced to the decision behind it."""
-    plan = _verb(ws, ref, "apply", agent=agent)
+    plan = _verb(ws, ref, "apply", agent=agent, observer=observer)
     if plan.state == "applied":
         reindex_and_link(ws, plan, agent=agent)
     return plan
@@ -173,16 +207,18 @@ def reindex_and_link(ws: Workspace, plan: PlanRecord, *, agent: str) -> None:
                 provenance.link_applied_changes(session, plan, int(revision), agent=agent)
 
 
-def resume(ws: Workspace, ref: str | None, *, agent: str) -> PlanRecord:
-    return _verb(ws, ref, "resume", agent=agent)
+def resume(ws: Workspace, ref: str | None, *, agent: str, observer: PlanObserver | None = None) -> PlanRecord:
+    return _verb(ws, ref, "resume", agent=agent, observer=observer)
 
 
 def cancel(ws: Workspace, ref: str, reason: str, *, agent: str) -> PlanRecord:
     return _verb(ws, ref, "cancel", agent=agent, reason=reason)
 
 
-def prompt(ws: Workspace, ref: str, guidance: str, *, agent: str) -> tuple[PlanRecord, Decision]:
-    return _verb(ws, ref, "prompt", agent=agent, guidance=guidance)
+def prompt(
+    ws: Workspace, ref: str, guidance: str, *, agent: str, observer: PlanObserver | None = None
+) -> tuple[PlanRecord, Decision]:
+    return _verb(ws, ref, "prompt", agent=agent, guidance=guidance, observer=observer)
 
 
 def status(ws: Workspace, ref: str | None) -> tuple[PlanRecord, tuple[str, ...]]:
@@ -286,7 +322,9 @@ def list_invariants(ws: Workspace, scope: str | None, ref: str | None, *, effect
         if effective:
             if scope != "plan":
                 raise ValidationError("--effective shows a plan's reconciled view: give --plan ID")
-            return invariants.effective(store, records.resolve(store, ref))
+            node = records.resolve(store, ref)
+            # Once Strategize has reconciled them, the view is what the plan enforces.
+            return invariants.enforced(store, node) or invariants.effective(store, node)
         target = _scope_target(store, scope, ref) if scope else None
         return invariants.list_scope(store, scope, target)
 

@@ -19,7 +19,7 @@ from cleveragents.graph.commit import CommitRequest, CommitResult
 from cleveragents.graph.store import GraphStore
 from cleveragents.graph.workspace import Workspace, WriteSession
 from cleveragents.sandbox import ApplyResult, Checkpoint, FileChange, Sandbox, recover
-from cleveragents.sandbox.core import SUPPORTED
+from cleveragents.sandbox.core import SUPPORTED, SandboxResource
 from cleveragents.sandbox.records import checkpoint_triples
 from cleveragents.services import resources
 from cleveragents.services.resources import ResourceInfo
@@ -48,7 +48,19 @@ def plan_resources(store: GraphStore, plan: ox.NamedNode) -> list[ResourceInfo]:
 
 
 def open_sandboxes(ws: Workspace, store: GraphStore, plan: ox.NamedNode) -> dict[str, Sandbox]:
-    """The plan's sandbox of each of its resources that can have one (created on first use)."""
+    """The plan's sandbox of each of its resources that can have one (created on first use).
+    A child plan's sandbox forks from its parent's sandbox, not from the real resource:
+    the child's Apply merges into the parent's sandbox."""
+    parent = next(iter(store.query(f"SELECT ?p WHERE {{ {plan} ca:parentPlan ?p }}")), None)
+    if parent is not None:
+        return {
+            name: Sandbox.open(
+                ws.data_dir,
+                plan_ulid(plan),
+                SandboxResource(name, above.resource.type, str(above.root), above.resource.iri),
+            )
+            for name, above in open_sandboxes(ws, store, parent["p"]).items()
+        }
     return {
         info.name: Sandbox.open(ws.data_dir, plan_ulid(plan), info)
         for info in plan_resources(store, plan)
@@ -112,29 +124,51 @@ def checkpoint(
     """Checkpoint every sandbox the plan has used, recorded as ca:Checkpoint in one commit."""
     with ws.writer() as session:
         plan = plan_node(session.store, plan_ref)
-        sandboxes = _used(ws, plan)
-        if not sandboxes:
+        if not _used(ws, plan):
             raise ValidationError(
                 f"plan {plan_ulid(plan)} has no sandbox yet: nothing to checkpoint",
                 detail="a sandbox is created when a tool first uses the resource during Execute",
             )
-        recorded: list[RecordedCheckpoint] = []
-        triples: list[tuple[Any, Any, Any]] = []
-        at = ox.NamedNode(decision) if decision else None
-        for sandbox in sandboxes:
-            taken = sandbox.checkpoint(label, kind=kind)
-            node, added = checkpoint_triples(plan, sandbox, taken, decision=at)
-            triples += added
-            recorded.append(RecordedCheckpoint(sandbox.resource.name, taken, node.value))
-        result = session.commit(
-            CommitRequest(
-                add=triples,
-                message=f"plan checkpoint {plan_ulid(plan)}" + (f" ({label})" if label else ""),
-                cause="plan-checkpoint",
-                agent=agent,
-            )
+        recorded, result = checkpoint_in(
+            ws, session, plan, label=label, kind=kind, decision=decision, agent=agent, every=False
         )
+        assert result is not None  # the plan has used sandboxes, so there was something to record
         return recorded, result
+
+
+def checkpoint_in(
+    ws: Workspace,
+    session: WriteSession,
+    plan: ox.NamedNode,
+    *,
+    label: str = "",
+    kind: str = "manual",
+    decision: str | None = None,
+    agent: str = "cleveragents",
+    every: bool = True,
+) -> tuple[list[RecordedCheckpoint], CommitResult | None]:
+    """``checkpoint`` in a writer session already open. ``every``: each sandbox the plan
+    can have (created now if need be), not only the ones it has used."""
+    sandboxes = list(open_sandboxes(ws, session.store, plan).values()) if every else _used(ws, plan)
+    recorded: list[RecordedCheckpoint] = []
+    triples: list[tuple[Any, Any, Any]] = []
+    at = ox.NamedNode(decision) if decision else None
+    for sandbox in sandboxes:
+        taken = sandbox.checkpoint(label, kind=kind)
+        node, added = checkpoint_triples(plan, sandbox, taken, decision=at)
+        triples += added
+        recorded.append(RecordedCheckpoint(sandbox.resource.name, taken, node.value))
+    if not triples:
+        return recorded, None
+    result = session.commit(
+        CommitRequest(
+            add=triples,
+            message=f"plan checkpoint {plan_ulid(plan)}" + (f" ({label})" if label else ""),
+            cause="plan-checkpoint",
+            agent=agent,
+        )
+    )
+    return recorded, result
 
 
 def checkpoints(ws: Workspace, plan_ref: str) -> list[RecordedCheckpoint]:
@@ -231,11 +265,20 @@ def diff(ws: Workspace, plan_ref: str) -> dict[str, str]:
 
 
 def apply(ws: Workspace, plan_ref: str, *, force: bool = False) -> list[ApplyResult]:
-    """Merge each used sandbox into its real resource (all or nothing per resource). The
-    caller re-indexes the resources whose result is ``applied`` (``changed_files``)."""
+    """Merge each used sandbox into its real resource. A preflight of every resource comes
+    first: when any one would conflict or is refused (uncommitted changes), none is applied
+    and the preflight results are returned (the others ``ready`` or ``unchanged``). Each
+    resource is applied atomically; a process killed between two resources leaves the
+    first applied and the second untouched (its journal is per resource). The caller
+    re-indexes the resources whose result is ``applied`` (``changed_files``)."""
     with ws.reader() as store:
         plan = plan_node(store, plan_ref)
-    return [s.apply(force=force, message=f"cleveragents: apply plan {plan_ulid(plan)}") for s in _used(ws, plan)]
+    used = _used(ws, plan)
+    if len(used) > 1:
+        checked = [s.preflight(force=force) for s in used]
+        if any(r.status not in {"ready", "unchanged"} for r in checked):
+            return checked
+    return [s.apply(force=force, message=f"cleveragents: apply plan {plan_ulid(plan)}") for s in used]
 
 
 def recover_interrupted(ws: Workspace) -> list[dict[str, object]]:

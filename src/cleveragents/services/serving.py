@@ -9,24 +9,42 @@ where the two meet: it implements ``servers.operations.Operations`` over a works
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cleveragents.config import Config
-from cleveragents.errors import ForbiddenError, NotFoundError, ValidationError
+from cleveragents.errors import CleverAgentsError, ForbiddenError, Interrupted, NotFoundError, ValidationError
 from cleveragents.graph import named_queries
 from cleveragents.graph.commit import CommitRequest
 from cleveragents.graph.workspace import Workspace
 from cleveragents.indexing import renderings
 from cleveragents.indexing.plugins import AnalyzerSet
 from cleveragents.iris import parse_iri
+from cleveragents.plans.decisions import Decision
+from cleveragents.plans.records import PlanRecord
 from cleveragents.resources import data_path
 from cleveragents.servers import models
-from cleveragents.servers.operations import EXTENSION_METHODS, EXTENSION_PREFIX, ProgressReport
+from cleveragents.servers.operations import (
+    EXTENSION_METHODS,
+    EXTENSION_PREFIX,
+    PLAN_READS,
+    PLAN_VERBS,
+    PLAN_WRITES,
+    PlanStep,
+    ProgressReport,
+)
 from cleveragents.servers.security import HttpGuard, ServerSettings, check_bind
 from cleveragents.services import audit, graph_service, indexing, navigation, task_records
+from cleveragents.services.plan_progress import PlanObserver, PlanProgress
 from cleveragents.services.sparql_update import parse_update
 from cleveragents.terms import compact
+
+
+@dataclass
+class _PendingTask:
+    record: task_records.TaskRecord
+    error: CleverAgentsError | None = None
 
 
 class WorkspaceOperations:
@@ -39,6 +57,8 @@ class WorkspaceOperations:
         self._analyzers: AnalyzerSet | None = None
         self._resources: list[str] | None = None
         self._write_lock = threading.Lock()
+        self._pending_lock = threading.Lock()
+        self._pending_tasks: dict[str, _PendingTask] = {}  # saved, waiting for the next group commit
 
     def project_resources(self) -> list[str]:
         """The project's resource ULIDs (empty without a project: every resource)."""
@@ -99,7 +119,9 @@ class WorkspaceOperations:
 
     def find_symbol(self, name: str, *, as_of: str | None) -> models.SymbolMatches:
         revision, found = navigation.find_symbol(self.ws, name, as_of=as_of, resources=self.project_resources())
-        return models.SymbolMatches(revision=revision, matches=[models.Symbol(**s.as_dict()) for s in found])
+        return models.SymbolMatches(
+            revision=revision, matches=[models.Symbol.model_validate(s.as_dict()) for s in found]
+        )
 
     def related(self, relation: str, iri: str, *, as_of: str | None) -> models.Related:
         functions = {
@@ -112,11 +134,11 @@ class WorkspaceOperations:
             raise ValidationError(f"unknown relation '{relation}'; one of {', '.join(functions)}")
         found = functions[relation](self.ws, iri, as_of=as_of)
         return models.Related(
-            subject=models.Symbol(**found.subject.as_dict()),
+            subject=models.Symbol.model_validate(found.subject.as_dict()),
             revision=found.revision,
             edges=[
                 models.Edge(
-                    symbol=models.Symbol(**e.symbol.as_dict()),
+                    symbol=models.Symbol.model_validate(e.symbol.as_dict()),
                     relation=e.relation,
                     confidence=e.confidence,
                     resolved_by=e.resolved_by,
@@ -127,7 +149,8 @@ class WorkspaceOperations:
 
     def show(self, iri: str, *, depth: str, as_of: str | None) -> models.Rendering:
         node = parse_iri(iri)
-        return models.Rendering(**renderings.render(self.ws, node.value, depth, self.analyzers, as_of=as_of).as_dict())
+        rendering = renderings.render(self.ws, node.value, depth, self.analyzers, as_of=as_of)
+        return models.Rendering.model_validate(rendering.as_dict())
 
     # --- history -------------------------------------------------------------------------
 
@@ -334,32 +357,105 @@ class WorkspaceOperations:
         decision, context = plans.explain(self.ws, ref)
         return models.DecisionExplanation(decision=decision.as_dict(), context=context)
 
-    def plan_verb(self, verb: str, ref: str | None, *, identity: str, **kwargs: Any) -> models.PlanResult:
-        """Run a plan verb as the CLI does, then record it as an audit event."""
+    def plan_verb(
+        self, verb: str, ref: str | None, *, identity: str, observer: PlanStep | None = None, **kwargs: Any
+    ) -> models.PlanResult:
+        """Run a plan verb as the CLI does, then record it as an audit event. When the
+        observer stops the plan (``Interrupted``), the plan is cancelled with its reason."""
         from cleveragents.plans import lifecycle
         from cleveragents.services import plans
 
+        if verb not in PLAN_VERBS:
+            raise ValidationError(f"unknown plan verb '{verb}'", suggestions=list(PLAN_VERBS))
+        seen: dict[str, str] = {"plan": ref or ""}
+
+        def watch(step: PlanProgress) -> None:
+            seen["plan"] = step.plan.id
+            if observer is not None:
+                observer(step.plan.as_dict(), step.message)
+
+        stopped = ""
         with self._write_lock:
-            if verb == "use":
-                plan = plans.use(self.ws, kwargs["action"], kwargs["projects"], kwargs["arguments"], agent=identity)
-            elif verb in ("execute", "apply"):
-                plan = getattr(plans, verb)(self.ws, ref, agent=identity)
-            else:
-                raise ValidationError(f"unknown plan verb '{verb}'")
-            event, triples = audit.event(f"plan_{verb}", identity, {"plan": plan.id, **kwargs})
-            with self.ws.writer() as session:
-                session.commit(
-                    CommitRequest(add=triples, message=f"audit: plan {verb} (server)", cause="audit", agent=identity)
-                )
+            plan: PlanRecord | None = None
+            try:
+                plan = self._run_verb(verb, ref, identity, watch, kwargs)
+            except Interrupted as exc:
+                stopped = exc.message
+            if plan is None:  # outside the except block: its traceback holds the writer's store
+                plan = plans.cancel(self.ws, seen["plan"], stopped, agent=identity)
+            event = self._audit(f"plan_{verb}", identity, {"plan": plan.id, **kwargs, "stopped": stopped or None})
         return models.PlanResult(
-            plan=plan.as_dict(), allowed_verbs=list(lifecycle.allowed_verbs(plan)), audit_event=event.value
+            plan=plan.as_dict(), allowed_verbs=list(lifecycle.allowed_verbs(plan)), audit_event=event
+        )
+
+    def _run_verb(
+        self, verb: str, ref: str | None, identity: str, watch: PlanObserver, kwargs: dict[str, Any]
+    ) -> PlanRecord:
+        from cleveragents.services import plans
+
+        if verb == "use":
+            return plans.use(
+                self.ws,
+                kwargs["action"],
+                kwargs["projects"],
+                kwargs.get("arguments") or {},
+                automation_level=kwargs.get("automation_level"),
+                agent=identity,
+                observer=watch,
+            )
+        if ref is None and verb != "execute":
+            raise ValidationError(f"plan {verb} needs the plan's id")
+        if verb == "prompt":
+            return plans.prompt(self.ws, str(ref), str(kwargs.get("guidance") or ""), agent=identity, observer=watch)[0]
+        if verb == "cancel":
+            return plans.cancel(self.ws, str(ref), str(kwargs.get("reason") or ""), agent=identity)
+        return getattr(plans, verb)(self.ws, ref, agent=identity, observer=watch)
+
+    def _audit(self, event_type: str, identity: str, details: dict[str, Any]) -> str:
+        """One ``ca:AuditEvent`` in its own commit: who wrote what through a server, when."""
+        event, triples = audit.event(event_type, identity, details)
+        with self.ws.writer() as session:
+            session.commit(
+                CommitRequest(add=triples, message=f"audit: {event_type} (server)", cause="audit", agent=identity)
+            )
+        return event.value
+
+    def plan_artifacts(self, ref: str) -> models.PlanArtifacts:
+        from cleveragents.services import plans, sandboxes
+
+        plan, found, _ = plans.tree(self.ws, ref)
+        changeset = sandboxes.artifacts(self.ws, plan.id)
+        diff = sandboxes.diff(self.ws, plan.id)
+        current = sorted((d for d in found.values() if d.current and d.plan == plan.iri), key=lambda d: d.sequence)
+        return models.PlanArtifacts(
+            plan=plan.as_dict(),
+            changeset=[c.as_dict() for c in changeset],
+            diff=diff,
+            report=plan_report(plan, current, changeset),
         )
 
     # --- A2A -----------------------------------------------------------------------------
 
-    def save_task(self, task_id: str, context_id: str, state: str, payload: str, *, identity: str) -> None:
+    def save_task(
+        self, task_id: str, context_id: str, state: str, payload: str, *, identity: str, plan: str | None = None
+    ) -> None:
+        """Group commit: a save waits for the writer, then commits every task saved
+        meanwhile in one commit (a commit costs ~2 s on Django's store whatever its size, so
+        32 clients' tasks go in a few commits, not 32). Returns once the task is in the graph."""
+        entry = _PendingTask(task_records.TaskRecord(task_id, context_id, state, payload, plan))
+        with self._pending_lock:
+            self._pending_tasks[task_id] = entry  # a later save of the same task replaces this one
         with self._write_lock:  # one writer per process at a time; other processes wait in open()
-            task_records.save(self.ws, task_id, context_id, state, payload, agent=identity)
+            with self._pending_lock:
+                batch, self._pending_tasks = self._pending_tasks, {}
+            if batch:
+                try:
+                    task_records.save_many(self.ws, [e.record for e in batch.values()], agent=identity)
+                except CleverAgentsError as exc:
+                    for waiting in batch.values():
+                        waiting.error = exc
+        if entry.error is not None:  # this task's batch failed (whoever committed it)
+            raise entry.error
 
     def load_task(self, task_id: str) -> str | None:
         return task_records.load(self.ws, task_id)
@@ -371,14 +467,15 @@ class WorkspaceOperations:
         with self._write_lock:
             task_records.delete(self.ws, task_id, agent=identity)
 
-    def extension(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """The ``_cleveragents/*`` methods this server implements (the spec's catalog is
-        larger; plan methods arrive with the plans package)."""
+    def extension(self, method: str, params: dict[str, Any], *, identity: str, read_only: bool) -> dict[str, Any]:
+        """The ``_cleveragents/*`` methods this server implements (the spec's catalog is larger)."""
         from cleveragents import __version__
         from cleveragents.services import context, projects
         from cleveragents.services import resources as resource_service
 
         name = method.removeprefix(EXTENSION_PREFIX)
+        if name.startswith("plan/"):
+            return self._plan_extension(name, params, identity=identity, read_only=read_only)
         if name == "health/check":
             with self.ws.reader() as store:
                 head = store.head
@@ -399,10 +496,109 @@ class WorkspaceOperations:
                 "problems": shown.problems,
                 "markdown": context.markdown(shown.context),
             }
-        raise NotFoundError(
-            f"no extension method '{method}'",
-            suggestions=[EXTENSION_PREFIX + m for m in EXTENSION_METHODS],
-        )
+        raise _unknown_method(method)
+
+    def _plan_extension(self, name: str, params: dict[str, Any], *, identity: str, read_only: bool) -> dict[str, Any]:
+        """``_cleveragents/plan/*``: the plan lifecycle, as ``agents plan ...`` runs it.
+        Params follow the spec's example (``plan_id``); writes need a read-write server."""
+        from cleveragents.services import plans, sandboxes
+
+        if name not in PLAN_READS + PLAN_WRITES:
+            raise _unknown_method(EXTENSION_PREFIX + name)
+        if name in PLAN_WRITES and read_only:
+            raise ForbiddenError(
+                f"{EXTENSION_PREFIX}{name} changes a plan: this server is read-only",
+                suggestions=["agents serve --read-write"],
+            )
+
+        def need(key: str) -> str:
+            value = params.get(key)
+            if not isinstance(value, str) or not value:
+                raise ValidationError(f"{EXTENSION_PREFIX}{name} needs params.{key} (a string)")
+            return value
+
+        verb = name.removeprefix("plan/")
+        if verb == "status":
+            return self.plan_status(need("plan_id")).model_dump()
+        if verb == "tree":
+            return self.plan_tree(need("plan_id")).model_dump()
+        if verb == "explain":
+            return self.explain_decision(need("decision_id")).model_dump()
+        if verb == "artifacts":
+            return self.plan_artifacts(need("plan_id")).model_dump()
+        if verb == "diff":
+            return {"plan_id": need("plan_id"), "diff": sandboxes.diff(self.ws, need("plan_id"))}
+        if verb == "list":
+            filters = {k: params.get(k) for k in ("phase", "state", "project", "action") if params.get(k)}
+            return {"plans": [p.as_dict() for p in plans.list_plans(self.ws, **filters)]}
+        if verb == "use":
+            arguments = params.get("arguments") or {}
+            projects_ = params.get("projects")
+            if not isinstance(arguments, dict) or not isinstance(projects_, list):
+                raise ValidationError(
+                    f"{EXTENSION_PREFIX}plan/use needs params.projects (a list) and arguments (an object)"
+                )
+            return self.plan_verb(
+                "use",
+                None,
+                identity=identity,
+                action=need("action"),
+                projects=[str(p) for p in projects_],
+                arguments=arguments,
+                automation_level=params.get("automation_level"),
+            ).model_dump()
+        if verb in ("execute", "apply"):
+            return self.plan_verb(verb, need("plan_id"), identity=identity).model_dump()
+        if verb == "cancel":
+            return self.plan_verb(
+                "cancel", need("plan_id"), identity=identity, reason=str(params.get("reason") or "")
+            ).model_dump()
+        if verb == "prompt":
+            return self.plan_verb("prompt", need("plan_id"), identity=identity, guidance=need("guidance")).model_dump()
+        with self._write_lock:
+            if verb == "correct":
+                result, plan = plans.correct(
+                    self.ws, need("decision_id"), need("mode"), need("guidance"), agent=identity
+                )
+                event = self._audit("plan_correct", identity, {"decision": need("decision_id"), "mode": need("mode")})
+                correction = {
+                    "attempt": result.attempt,
+                    "mode": result.mode,
+                    "impact": result.impact.as_dict(),
+                    **result.extra,
+                }
+                return {"correction": correction, "plan": plan.as_dict(), "audit_event": event}
+            restored = sandboxes.rollback(self.ws, need("plan_id"), need("checkpoint"))
+            event = self._audit("plan_rollback", identity, {"plan": need("plan_id"), "checkpoint": need("checkpoint")})
+            return {"rolled_back": [r.as_dict() for r in restored], "audit_event": event}
+
+
+def _unknown_method(method: str) -> NotFoundError:
+    return NotFoundError(
+        f"no extension method '{method}'", suggestions=[EXTENSION_PREFIX + m for m in EXTENSION_METHODS]
+    )
+
+
+def plan_report(plan: PlanRecord, decisions: list[Decision], changeset: list[Any]) -> str:
+    """A plan's outcome as markdown: what it was for, where it stands, why (its current
+    decisions in order) and what it changed."""
+    lines = [
+        f"# Plan {plan.id}: {plan.description}",
+        "",
+        f"- action: {plan.action}; projects: {', '.join(plan.projects)}",
+        f"- phase {plan.phase}, state {plan.state}, attempt {plan.attempt}",
+        f"- done when: {plan.definition_of_done}",
+    ]
+    if plan.error:
+        lines.append(f"- error: {plan.error}")
+    lines += ["", "## Decisions", ""]
+    for d in decisions:
+        why = f" ({d.rationale})" if d.rationale else ""
+        lines.append(f"{d.sequence}. **{d.type}**: {d.question} {d.chosen}{why}".replace("  ", " "))
+    changed = [(c.resource, f.status, f.path) for c in changeset for f in c.changes]
+    lines += ["", "## Changes", ""]
+    lines += [f"- {status} {resource}:{path}" for resource, status, path in changed] or ["- none"]
+    return "\n".join(lines) + "\n"
 
 
 def is_update(sparql: str) -> bool:

@@ -15,7 +15,7 @@ import pyoxigraph as ox
 from cleveragents.errors import ValidationError
 from cleveragents.graph.commit import CommitRequest, CommitResult
 from cleveragents.graph.store import GraphStore
-from cleveragents.graph.workspace import Workspace
+from cleveragents.graph.workspace import Workspace, WriteSession
 from cleveragents.sandbox.records import validation_run_triples
 from cleveragents.sandbox.validation import DEFAULT_TIMEOUT, ValidationCommands, ValidationRun, run_validations
 from cleveragents.services import entities
@@ -152,31 +152,44 @@ def run_for_plan(
     ws: Workspace, plan_ref: str, *, decision: str | None = None, agent: str = "cleveragents"
 ) -> tuple[list[ValidationRun], CommitResult | None]:
     """Run the validation commands in each of the plan's sandboxes and record every run
-    (``ca:ValidationRun``) in one commit; what the plans engine calls during Execute."""
+    (``ca:ValidationRun``) in one commit."""
     with ws.writer() as session:
-        store = session.store
-        plan = plan_node(store, plan_ref)
-        commands = commands_for_plan(store, plan)
-        sandboxes = open_sandboxes(ws, store, plan)
-        runs: list[ValidationRun] = []
-        triples: list[Any] = []
-        at = ox.NamedNode(decision) if decision else None
-        for name, sandbox in sorted(sandboxes.items()):
-            if name not in commands:
-                continue
-            for run in run_validations(sandbox, commands[name]):
-                runs.append(run)
-                resource = ox.NamedNode(sandbox.resource.iri) if sandbox.resource.iri else None
-                triples += validation_run_triples(plan, run, resource=resource, decision=at)[1]
-        if not triples:
-            return runs, None
-        passed = sum(run.passed for run in runs)
-        result = session.commit(
-            CommitRequest(
-                add=triples,
-                message=f"validation of plan {plan.value.rsplit('/', 1)[-1]}: {passed}/{len(runs)} passed",
-                cause="plan-validation",
-                agent=agent,
-            )
+        return run_in(ws, session, plan_node(session.store, plan_ref), decision=decision, agent=agent)
+
+
+def run_in(
+    ws: Workspace,
+    session: WriteSession,
+    plan: ox.NamedNode,
+    *,
+    decision: str | None = None,
+    agent: str = "cleveragents",
+    used_only: bool = False,
+) -> tuple[list[ValidationRun], CommitResult | None]:
+    """``run_for_plan`` in a writer session already open; ``used_only``: only in the
+    sandboxes the plan has used (what the plans engine runs at the end of Execute)."""
+    store = session.store
+    commands = commands_for_plan(store, plan)
+    sandboxes = open_sandboxes(ws, store, plan)
+    runs: list[ValidationRun] = []
+    triples: list[Any] = []
+    at = ox.NamedNode(decision) if decision else None
+    for name, sandbox in sorted(sandboxes.items()):
+        if name not in commands or (used_only and not sandbox.materialized):
+            continue
+        for run in run_validations(sandbox, commands[name]):
+            runs.append(run)
+            resource = ox.NamedNode(sandbox.resource.iri) if sandbox.resource.iri else None
+            triples += validation_run_triples(plan, run, resource=resource, decision=at)[1]
+    if not triples:
+        return runs, None
+    passed = sum(run.passed for run in runs)
+    result = session.commit(
+        CommitRequest(
+            add=triples,
+            message=f"validation of plan {plan.value.rsplit('/', 1)[-1]}: {passed}/{len(runs)} passed",
+            cause="plan-validation",
+            agent=agent,
         )
-        return runs, result
+    )
+    return runs, result

@@ -9,6 +9,7 @@ records in a ``ToolOutput``; the router records them in the plan's ChangeSet.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
@@ -157,6 +158,9 @@ class ToolContext:
     decision: str | None = None
     # Free slots for tools other packages register (plans' record_decision needs its recorder).
     extras: dict[str, Any] = field(default_factory=dict)
+    # Entered around each handler (not around the recording of the call): a subplan running
+    # beside others gives up its turn on the store while a handler works in its sandbox.
+    handler_scope: Callable[[ToolSpec], AbstractContextManager[object]] | None = None
 
     @property
     def plan_iri(self) -> str:

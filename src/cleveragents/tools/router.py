@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable
+from contextlib import nullcontext
 from datetime import UTC, datetime
 from typing import Any
 
@@ -97,7 +98,8 @@ class ToolRouter:
             listed = "; ".join(_describe(problem) for problem in problems)
             return _refused(ValidationError(f"{name}: invalid arguments: {listed}"))
         try:
-            value = handler(arguments, ctx)
+            with ctx.handler_scope(spec) if ctx.handler_scope is not None else nullcontext():
+                value = handler(arguments, ctx)
         except CleverAgentsError as exc:
             return _refused(exc)
         except OSError as exc:

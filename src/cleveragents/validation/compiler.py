@@ -13,7 +13,7 @@ reported from what detection found.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pyoxigraph as ox
@@ -94,11 +94,11 @@ class CompiledShapes:
         self,
         store: ox.Store,
         *,
-        default_graph: list[ox.NamedNode],
+        default_graph: Sequence[ox.NamedNode | ox.DefaultGraph],
         focus_nodes: Iterable[Any] | None = None,
-        focus_graphs: list[ox.NamedNode] | None = None,
+        focus_graphs: Sequence[ox.NamedNode] | None = None,
         excluded_graph: ox.NamedNode | None = None,
-        excluded_graphs: list[ox.NamedNode] | None = None,
+        excluded_graphs: Sequence[ox.NamedNode] | None = None,
     ) -> list[Violation]:
         """Validate the union of ``default_graph`` and return every result, sorted.
 
@@ -122,7 +122,7 @@ class CompiledShapes:
         """
         excluded = {g.value for g in excluded_graphs or []} | ({excluded_graph.value} if excluded_graph else set())
         plan = self._plan(bool(excluded))
-        run = Runner(store, list(default_graph), tuple(sorted(excluded)))
+        run = Runner(store, default_graph, tuple(sorted(excluded)))
         if focus_nodes is None and focus_graphs is None:
             rows = [r for s in plan.shapes for r in run.report(audit_query(s.targets, s.report))]
             return self._violations(plan, rows)
@@ -229,7 +229,7 @@ def _read(source: ShapesSource, graph: ox.NamedNode | None, base_iri: str | None
 SMALL_FOCUS = 5_000
 
 
-def _triples_in(store: ox.Store, graphs: list[ox.NamedNode]) -> int:
+def _triples_in(store: ox.Store, graphs: Sequence[ox.NamedNode]) -> int:
     """Triples in the focus graphs, counted up to SMALL_FOCUS + 1 (a big graph is not scanned)."""
     total = 0
     for graph in graphs:

@@ -22,7 +22,7 @@ per triple.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -133,11 +133,11 @@ class Runner:
     def __init__(
         self,
         store: ox.Store,
-        default_graph: list[ox.NamedNode | ox.BlankNode | ox.DefaultGraph],
+        default_graph: Sequence[ox.NamedNode | ox.BlankNode | ox.DefaultGraph],
         excluded: tuple[str, ...] = (),
     ) -> None:
         self.store = store
-        self.default_graph = default_graph
+        self.default_graph: list[ox.NamedNode | ox.BlankNode | ox.DefaultGraph] = list(default_graph)
         self.excluded = " ".join(f"<{g}>" for g in excluded)
 
     def select(self, query: str, substitutions: dict[ox.Variable, Any] | None = None) -> Any:
