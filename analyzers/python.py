@@ -340,7 +340,8 @@ def _grammar() -> _Grammar:
         if kind is None:  # a grammar upgrade renamed a node kind the analyzer relies on
             raise LookupError(f"tree-sitter-python has no node kind {name!r}")
         kinds[name] = kind
-    return _Grammar(ts.Query(language, _QUERY_TEXT), kinds)
+    # One query, one walk of the tree: the analysis's captures and the fingerprint's.
+    return _Grammar(ts.Query(language, _QUERY_TEXT + _FINGERPRINT_QUERY), kinds)
 
 
 def _parse(data: bytes) -> ts.Tree:
@@ -364,6 +365,7 @@ _FINGERPRINT_QUERY = (
     "(comment) @comment (string) @string (block) @block (tuple) @tuple (tuple_pattern) @tuple"
     " (parenthesized_expression) @paren"
 )
+_FINGERPRINT_CAPTURES = frozenset({"comment", "string", "block", "tuple", "paren"})  # need no order
 _FREE_TUPLE = frozenset({"for_statement", "for_in_clause", "assignment", "return_statement", "expression_statement"})
 _WHOLE_EXPRESSION = frozenset(
     {
@@ -396,8 +398,8 @@ def _string_token(text: bytes) -> bytes:
         return text
 
 
-def _fingerprints(tree: ts.Tree, data: bytes) -> tsh.Fingerprints:
-    found = tsh.captured_ranges(tree_sitter_python.language, _FINGERPRINT_QUERY, tree.root_node)
+def _fingerprints(found: dict[str, list[ts.Node]], data: bytes) -> tsh.Fingerprints:
+    """The fingerprints of a file from its ``_FINGERPRINT_QUERY`` captures (in any order)."""
     dropped = [(n.start_byte, n.end_byte) for n in found.get("comment", ())]
     for kind, free in (("tuple", _FREE_TUPLE), ("paren", _WHOLE_EXPRESSION)):
         for node in found.get(kind, ()):
@@ -662,7 +664,10 @@ class _FileAnalyzer:
     def run(self) -> FileAnalysis:
         found = ts.QueryCursor(self.grammar.query).captures(self.tree.root_node)
         # Capture lists are not in document order, and keys (~2, ~3) and dedup depend on it.
-        captures = {name: sorted(nodes, key=_POSITION) for name, nodes in found.items()}
+        captures = {
+            name: nodes if name in _FINGERPRINT_CAPTURES else sorted(nodes, key=_POSITION)
+            for name, nodes in found.items()
+        }
         isolation = self.isolation
         with isolation.phase("module docstring"):
             self.docstring(self.tree.root_node, self.file, "")
@@ -706,7 +711,7 @@ class _FileAnalyzer:
                     if TEST_FUNCTION in scope.entity.types:
                         self.tested_callable(scope)
         with isolation.phase("fingerprints"):
-            tsh.add_fingerprints(self.entities, _fingerprints(self.tree, self.data))
+            tsh.add_fingerprints(self.entities, _fingerprints(captures, self.data))
         return isolation.finish(FileAnalysis(self.entities, self.references, problems))
 
     # -- scopes

@@ -112,7 +112,7 @@ def part_one(data_dir: Path, calls: int, context_calls: int) -> dict[str, Any]:
                 fn()  # warm: imports, caches
                 result = await client.call_tool(tool, args)
                 assert not result.is_error, result.content
-                local, remote = [], []
+                local, remote, checks = [], [], []
                 for _ in range(n):
                     start = time.perf_counter()
                     fn()
@@ -121,7 +121,13 @@ def part_one(data_dir: Path, calls: int, context_calls: int) -> dict[str, Any]:
                     result = await client.call_tool(tool, args)
                     remote.append(time.perf_counter() - start)
                     assert not result.is_error, result.content
+                    # The SDK client checks every result against the tool's output schema
+                    # (jsonschema); timed again here to tell it apart from server and transport.
+                    start = time.perf_counter()
+                    await client.session.validate_tool_result(tool, result)
+                    checks.append(time.perf_counter() - start)
                 differences = [r - q for q, r in zip(local, remote, strict=True)]
+                beyond_check = [d - c for d, c in zip(differences, checks, strict=True)]
                 out[label] = {
                     "calls": n,
                     "in_process": summary(local),
@@ -129,6 +135,8 @@ def part_one(data_dir: Path, calls: int, context_calls: int) -> dict[str, Any]:
                     "overhead_p50_ms": round(statistics.median(differences) * 1000, 2),
                     "difference_of_medians_ms": round((statistics.median(remote) - statistics.median(local)) * 1000, 2),
                     "ratio_p50": round(statistics.median(remote) / statistics.median(local), 3),
+                    "client_output_check_p50_ms": round(statistics.median(checks) * 1000, 2),
+                    "overhead_without_output_check_p50_ms": round(statistics.median(beyond_check) * 1000, 2),
                 }
                 print(label, json.dumps(out[label]), flush=True)
 

@@ -7,6 +7,7 @@ the ``_cleveragents/plan/*`` methods."""
 from __future__ import annotations
 
 import json
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -44,7 +45,7 @@ from cleveragents.services import indexing, plans, projects, resources
 from cleveragents.services.serving import workspace_operations
 from tests.plans.conftest import write_action
 from tests.plans.test_lifecycle import SCRIPT
-from tests.plans.test_rename_example import EXAMPLE, repo  # noqa: F401 - the git repository fixture
+from tests.plans.test_rename_example import EXAMPLE
 
 from .test_mcp_processes import free_port
 
@@ -66,10 +67,27 @@ class Served:
     base: str
     ws: Workspace
     repo: Path
+    port: int
 
 
 @pytest.fixture
-def served(repo: Path, tmp_path: Path) -> Iterator[Served]:  # noqa: F811 - the imported fixture
+def repo(tmp_path: Path) -> Path:
+    """A small handwritten package in a git repository: the protocol mapping is under test
+    here; tests/plans/test_rename_example.py runs the same example on a pinned corpus."""
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "util.py").write_text("def helper(x):\n    return x + 1\n")
+    (root / "pkg" / "app.py").write_text(
+        "from pkg.util import helper\n\n\ndef run(values):\n    return [helper(v) for v in values]\n"
+    )
+    for args in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-qm", "start"]):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@e", "-C", str(root), *args], check=True)
+    return root
+
+
+@pytest.fixture
+def served(repo: Path, tmp_path: Path) -> Iterator[Served]:
     ws = Workspace(tmp_path / "data", writer_wait=30)
     ws.initialize()
     info, _ = resources.add(ws, repo, type_name="git-checkout", name="local/repo")
@@ -93,6 +111,13 @@ def served(repo: Path, tmp_path: Path) -> Iterator[Served]:  # noqa: F811 - the 
     )
     plans.create_action(ws, slow, {}, agent=AGENT)
     port = free_port()
+    with running(ws, port):
+        yield Served(f"http://127.0.0.1:{port}", ws, repo, port)
+
+
+@contextmanager
+def running(ws: Workspace, port: int) -> Iterator[None]:
+    """``agents serve --read-write`` in this process (uvicorn in a thread), on 127.0.0.1."""
     settings = ServerSettings(port=port, token=TOKEN, read_only=False, user="alice")
     app = build_app(workspace_operations(ws.data_dir, Config(ws.data_dir), read_only=False), settings)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
@@ -103,7 +128,7 @@ def served(repo: Path, tmp_path: Path) -> Iterator[Served]:  # noqa: F811 - the 
         assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
         time.sleep(0.05)
     try:
-        yield Served(f"http://127.0.0.1:{port}", ws, repo)
+        yield
     finally:
         server.should_exit = True
         thread.join(20)
@@ -150,11 +175,6 @@ RENAME = {
 }
 
 
-@contextmanager
-def nothing() -> Iterator[None]:
-    yield
-
-
 async def stream(base: str, req: SendMessageRequest) -> tuple[Any, list[Any]]:
     """Send a message with streaming; the task as GetTask then returns it, and the status
     updates seen on the way."""
@@ -187,7 +207,13 @@ def test_an_action_runs_as_a_task_that_follows_its_plan(served: Served) -> None:
         assert "+def increment(x):" in changes["diff"]["local/repo"]
         assert "def helper(" in (served.repo / "pkg" / "util.py").read_text()  # nothing real changed yet
 
-        done, _ = anyio.run(stream, served.base, request(new_text_part("apply"), task=task))
+        # The waiting task outlives its server: another server (a new app: its own executor
+        # and task store, no memory of the task) reads it back from the graph and takes the
+        # task's next message. Push configs live in memory: the client gives it again.
+        other = free_port()
+        with running(served.ws, other):
+            apply = request(new_text_part("apply"), task=task, push=hook)
+            done, _ = anyio.run(stream, f"http://127.0.0.1:{other}", apply)
         assert done.status.state == TaskState.TASK_STATE_COMPLETED, done.status.message
         assert done.id == task.id and done.metadata["plan_state"] == "applied"
         assert "def increment(x)" in (served.repo / "pkg" / "util.py").read_text()

@@ -81,7 +81,8 @@ _INT = ox.NamedNode(XSD + "integer")
 class GraphWriter(Protocol):
     """What the checkpointer needs of a writer session: the store and its one commit path."""
 
-    store: GraphStore
+    @property
+    def store(self) -> GraphStore: ...  # read-only: WorkspaceWriter opens it on each read
 
     def commit(self, request: CommitRequest) -> CommitResult: ...
 
@@ -102,6 +103,9 @@ class WorkspaceWriter:
     def commit(self, request: CommitRequest) -> CommitResult:
         with self.ws.writer() as writer:
             return writer.commit(request)
+
+
+_MISSING = object()
 
 
 def _digest(*parts: str) -> str:
@@ -143,6 +147,7 @@ class StoreCheckpointSaver(BaseCheckpointSaver[str]):
         serde: SerializerProtocol | None = None,
         agent: str = "cleveragents",
         record_every: int = 32,
+        full_every: int = 64,
     ) -> None:
         """``record_every``: record in the graph once this many checkpoints wait (1: every put)."""
         super().__init__(serde=serde)
@@ -150,6 +155,11 @@ class StoreCheckpointSaver(BaseCheckpointSaver[str]):
         self.root = root
         self.agent = agent
         self.record_every = max(1, record_every)
+        self.full_every = max(1, full_every)
+        # Per (thread, ns, channel): the last version written or read and its value (the base
+        # of the next delta), and how many deltas lead to it from the last whole blob.
+        self._last_value: dict[tuple[str, str, str], tuple[str, Any]] = {}
+        self._delta_depth: dict[tuple[str, str, str], int] = {}
         self._lock = threading.RLock()
         self._index: dict[str, list[dict[str, Any]]] = {}
         self._pending_records: list[tuple[str, dict[str, Any]]] = []
@@ -172,13 +182,62 @@ class StoreCheckpointSaver(BaseCheckpointSaver[str]):
     def _load_blobs(self, thread_id: str, ns: str, versions: ChannelVersions) -> dict[str, Any]:
         values: dict[str, Any] = {}
         for channel, version in versions.items():
-            path = self._blob_path(thread_id, ns, channel, version)
-            if not path.is_file():
-                continue
-            typed = _typed_from_json(json.loads(path.read_bytes()))
-            if typed[0] != "empty":
-                values[channel] = self.serde.loads_typed(typed)
+            found = self._load_blob(thread_id, ns, channel, str(version))
+            if found is not _MISSING:
+                values[channel] = found
         return values
+
+    def _load_blob(self, thread_id: str, ns: str, channel: str, version: str) -> Any:
+        """One channel value: a whole blob, or a delta (``{"base", "keep", "tail"}``) applied
+        to its base version's value, resolved iteratively from the last whole one."""
+        chain: list[dict[str, Any]] = []
+        current = version
+        while True:
+            cached = self._last_value.get((thread_id, ns, channel))
+            if cached is not None and cached[0] == current:
+                value: Any = cached[1]
+                break
+            path = self._blob_path(thread_id, ns, channel, current)
+            if not path.is_file():
+                return _MISSING
+            stored = json.loads(path.read_bytes())
+            if isinstance(stored, dict):
+                chain.append(stored)
+                current = stored["base"]
+                continue
+            typed = _typed_from_json(stored)
+            if typed[0] == "empty":
+                return _MISSING
+            value = self.serde.loads_typed(typed)
+            break
+        for delta in reversed(chain):
+            value = list(value[: delta["keep"]]) + list(self.serde.loads_typed(_typed_from_json(delta["tail"])))
+        return value
+
+    def _blob_bytes(self, key: tuple[str, str, str], version: str, value: Any, present: bool) -> bytes:
+        """A list channel that grew by appending (LangGraph's ``messages``) is stored as the
+        new items over its previous version, so a turn costs what it added, not the whole
+        conversation again; every ``full_every``-th version of a channel is whole, which
+        bounds a cold read's chain."""
+        if not present:
+            return json.dumps(_typed_to_json(("empty", b""))).encode()
+        previous = self._last_value.get(key)
+        depth = self._delta_depth.get(key, 0)
+        # A copy: the next version is compared with this one as it is now.
+        self._last_value[key] = (version, list(value) if isinstance(value, list) else value)
+        if (
+            previous is not None
+            and isinstance(value, list)
+            and isinstance(previous[1], list)
+            and depth + 1 < self.full_every
+            and len(previous[1]) <= len(value)
+            and all(a is b or a == b for a, b in zip(previous[1], value, strict=False))
+        ):
+            self._delta_depth[key] = depth + 1
+            tail = self.serde.dumps_typed(value[len(previous[1]) :])
+            return json.dumps({"base": previous[0], "keep": len(previous[1]), "tail": _typed_to_json(tail)}).encode()
+        self._delta_depth[key] = 0
+        return json.dumps(_typed_to_json(self.serde.dumps_typed(value))).encode()
 
     def _read_writes(self, thread_id: str, ns: str, checkpoint_id: str) -> dict[str, list[Any]]:
         path = self._writes_path(thread_id, ns, checkpoint_id)
@@ -366,10 +425,8 @@ class StoreCheckpointSaver(BaseCheckpointSaver[str]):
         with self._lock:
             entries = self._entries(thread_id)
             for channel, version in new_versions.items():
-                typed = self.serde.dumps_typed(values[channel]) if channel in values else ("empty", b"")
-                _atomic_write(
-                    self._blob_path(thread_id, ns, channel, version), json.dumps(_typed_to_json(typed)).encode()
-                )
+                data = self._blob_bytes((thread_id, ns, channel), str(version), values.get(channel), channel in values)
+                _atomic_write(self._blob_path(thread_id, ns, channel, version), data)
             payload = json.dumps(
                 {
                     "checkpoint": _typed_to_json(self.serde.dumps_typed(stripped)),
@@ -441,6 +498,9 @@ class StoreCheckpointSaver(BaseCheckpointSaver[str]):
                 )
             shutil.rmtree(self._thread_dir(thread_id), ignore_errors=True)
             self._index.pop(thread_id, None)
+            for key in [k for k in self._last_value if k[0] == thread_id]:
+                self._last_value.pop(key, None)
+                self._delta_depth.pop(key, None)
 
     def get_next_version(self, current: str | None, channel: None) -> str:
         """``<counter>.<random>``, zero-padded so versions sort as strings (as LangGraph's own savers)."""

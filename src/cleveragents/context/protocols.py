@@ -5,6 +5,7 @@ Backend Abstraction Layer (architecture.md "Backend Abstraction Layer", core-con
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -40,7 +41,10 @@ class VectorBackend(Protocol):
 class GraphBackend(Protocol):
     """The store, queried with SPARQL at the request's revision."""
 
-    def query_sparql(self, sparql: str, *, resource_filter: set[str]) -> list[dict[str, Any]]: ...
+    def query_sparql(self, sparql: str, *, resource_filter: AbstractSet[str] = frozenset()) -> list[dict[str, Any]]:
+        """SELECT rows as dicts of Python values (ASK: ``[{"result": bool}]``), limited to the
+        request's scope and, when given, to ``resource_filter`` (resource ULIDs)."""
+        ...
 
     def render(self, uko_node: str, depth: int | str) -> tuple[str, int] | None:
         """The node rendered at a depth (named levels resolve through its DetailLevelMap),

@@ -23,7 +23,7 @@ strategy renders what it ranks cheaply and lists more of its ranking.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -95,7 +95,7 @@ def run(
     graph: GraphBackend,
     name: str,
     scope: frozenset[str] | None,
-    bind: dict[str, Sequence[ox.NamedNode | ox.Literal]] | None = None,
+    bind: Mapping[str, Sequence[ox.NamedNode | ox.Literal]] | None = None,
 ) -> list[dict[str, Any]]:
     """Run a named query with its parameters bound to rows of values (one column per
     parameter, all of equal length); rows as plain Python values."""

@@ -128,7 +128,8 @@ def text(value: str) -> ox.Literal:
 class Writer(Protocol):
     """A writer's handle: the store and its one commit path (services' WriteSession)."""
 
-    store: GraphStore
+    @property
+    def store(self) -> GraphStore: ...  # read-only: a wrapper may pass its session's store through
 
     def commit(self, request: CommitRequest) -> CommitResult: ...
 

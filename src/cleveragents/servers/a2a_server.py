@@ -20,6 +20,7 @@ assembled context as markdown).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import urllib.parse
@@ -324,9 +325,15 @@ class GraphExecutor(AgentExecutor):
 
         def observe(plan: dict[str, Any], event: str) -> None:  # in the worker thread
             seen["id"] = plan["id"]
-            anyio.from_thread.run(
-                updater.update_status, TaskState.TASK_STATE_WORKING, new_text_message(event), None, plan_metadata(plan)
-            )
+            # A status nobody can receive any more (the task's queue closed) never fails the plan.
+            with contextlib.suppress(Exception):
+                anyio.from_thread.run(
+                    updater.update_status,
+                    TaskState.TASK_STATE_WORKING,
+                    new_text_message(event),
+                    None,
+                    plan_metadata(plan),
+                )
             if run.stop.is_set() and plan["state"] not in ENDED_PLAN_STATES:
                 raise Interrupted("cancelled by the A2A client")
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -96,14 +97,16 @@ def index(
     references after the tree-sitter pass (see lsp/enrich.py); a server that can't be used
     is reported in the summary and the name-match edges stay."""
     summaries: list[IndexSummary] = []
-    runtime = None
+    enrich: Callable[[Path, Iterable[str]], tuple[list[Any], list[Any]]] | None = None
+    close_runtime: Callable[[], None] | None = None
     if lsp:  # imported here: pygls and lsprotocol take a while to import, and most runs don't need them
         from cleveragents.lsp.runtime import close_shared_runtime, shared_runtime
         from cleveragents.services import lsp_registry
         from cleveragents.services.lsp_enrichment import enrichers_for
 
         registry = lsp_registry.list_entries(ws)  # before the writer: see enrichers_for
-        runtime = shared_runtime()
+        enrich = functools.partial(enrichers_for, registry, runtime=shared_runtime(), timeout=lsp_timeout)
+        close_runtime = close_shared_runtime
     try:
         with ws.writer() as session:
             indexer = _indexer(ws, session, analyzers, options, progress)
@@ -111,11 +114,9 @@ def index(
                 snapshot = snapshot_of(info)
                 reports: list[Any] = []
                 indexer.resolvers = ()
-                if runtime is not None:
+                if enrich is not None:
                     paths, _ = snapshot.listing()
-                    enrichers, reports = enrichers_for(
-                        registry, Path(info.location), paths, runtime, timeout=lsp_timeout
-                    )
+                    enrichers, reports = enrich(Path(info.location), paths)
                     indexer.resolvers = tuple(enrichers)
                 message = f"index {info.name}" + (" (full)" if full else "") + (" with LSP" if lsp else "")
                 summary = indexer.run(target_of(info), snapshot, CommitInfo(message, agent=agent), full=full)
@@ -123,8 +124,8 @@ def index(
                 summary.enrichment = [r.as_dict() for r in reports]
                 summaries.append(summary)
     finally:
-        if runtime is not None:
-            close_shared_runtime()
+        if close_runtime is not None:
+            close_runtime()
     return summaries
 
 

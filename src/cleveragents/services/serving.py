@@ -119,7 +119,9 @@ class WorkspaceOperations:
 
     def find_symbol(self, name: str, *, as_of: str | None) -> models.SymbolMatches:
         revision, found = navigation.find_symbol(self.ws, name, as_of=as_of, resources=self.project_resources())
-        return models.SymbolMatches(revision=revision, matches=[models.Symbol(**s.as_dict()) for s in found])
+        return models.SymbolMatches(
+            revision=revision, matches=[models.Symbol.model_validate(s.as_dict()) for s in found]
+        )
 
     def related(self, relation: str, iri: str, *, as_of: str | None) -> models.Related:
         functions = {
@@ -132,11 +134,11 @@ class WorkspaceOperations:
             raise ValidationError(f"unknown relation '{relation}'; one of {', '.join(functions)}")
         found = functions[relation](self.ws, iri, as_of=as_of)
         return models.Related(
-            subject=models.Symbol(**found.subject.as_dict()),
+            subject=models.Symbol.model_validate(found.subject.as_dict()),
             revision=found.revision,
             edges=[
                 models.Edge(
-                    symbol=models.Symbol(**e.symbol.as_dict()),
+                    symbol=models.Symbol.model_validate(e.symbol.as_dict()),
                     relation=e.relation,
                     confidence=e.confidence,
                     resolved_by=e.resolved_by,
@@ -147,7 +149,8 @@ class WorkspaceOperations:
 
     def show(self, iri: str, *, depth: str, as_of: str | None) -> models.Rendering:
         node = parse_iri(iri)
-        return models.Rendering(**renderings.render(self.ws, node.value, depth, self.analyzers, as_of=as_of).as_dict())
+        rendering = renderings.render(self.ws, node.value, depth, self.analyzers, as_of=as_of)
+        return models.Rendering.model_validate(rendering.as_dict())
 
     # --- history -------------------------------------------------------------------------
 
@@ -373,11 +376,12 @@ class WorkspaceOperations:
 
         stopped = ""
         with self._write_lock:
+            plan: PlanRecord | None = None
             try:
                 plan = self._run_verb(verb, ref, identity, watch, kwargs)
             except Interrupted as exc:
                 stopped = exc.message
-            if stopped:  # outside the except block: its traceback holds the writer's store
+            if plan is None:  # outside the except block: its traceback holds the writer's store
                 plan = plans.cancel(self.ws, seen["plan"], stopped, agent=identity)
             event = self._audit(f"plan_{verb}", identity, {"plan": plan.id, **kwargs, "stopped": stopped or None})
         return models.PlanResult(

@@ -45,9 +45,9 @@ class TaskRecord:
     payload: str
     plan: str | None = None
 
-    def triples(self) -> list[tuple[ox.NamedNode, ox.NamedNode, ox.Term]]:
+    def triples(self) -> list[tuple[ox.NamedNode, ox.NamedNode, ox.NamedNode | ox.Literal]]:
         node = task_iri(self.task_id)
-        triples: list[tuple[ox.NamedNode, ox.NamedNode, ox.Term]] = [
+        triples: list[tuple[ox.NamedNode, ox.NamedNode, ox.NamedNode | ox.Literal]] = [
             (node, TYPE, TASK_CLASS),
             (node, STATE, ox.Literal(self.state)),
             (node, PAYLOAD, ox.Literal(self.payload)),

@@ -156,6 +156,7 @@ def add_config(ws: Workspace, path: Path, *, update: bool = False, agent: str = 
     name = parse_name(str(body["name"]), kind=f"{kind} name")
     extra: dict[str, Any] = {}
     wraps_name = body.get("wraps")
+    base: ToolInfo | None = None  # the wrapped tool, described
     with ws.reader() as store:
         wrapped = None
         if wraps_name:
@@ -166,7 +167,7 @@ def add_config(ws: Workspace, path: Path, *, update: bool = False, agent: str = 
             extra["wraps"] = wrapped
             base = describe(store, wrapped)
     if kind == "validation":
-        if wrapped is None:
+        if base is None:
             raise ValidationError(f"{where}: a validation wraps a registered tool ('wraps: namespace/name')")
         if not base.read_only:
             raise ValidationError(
@@ -182,7 +183,7 @@ def add_config(ws: Workspace, path: Path, *, update: bool = False, agent: str = 
         source = str(body.get("source", "wrapped" if wrapped is not None else "custom"))
         if source not in SOURCES:
             raise ValidationError(f"{where}.source: one of {', '.join(SOURCES)}, not '{source}'")
-        schema = body.get("input_schema") or (base.definition.get("input_schema") if wrapped is not None else None)
+        schema = body.get("input_schema") or (base.definition.get("input_schema") if base is not None else None)
         if not isinstance(schema, dict):
             raise ValidationError(f"{where}.input_schema: a JSON Schema object is required")
         try:
@@ -242,7 +243,7 @@ def describe(store: GraphStore, node: ox.NamedNode) -> ToolInfo:
     types = {t.value for t in props.get(entities.TYPE.value, [])}
     wraps = props.get(P["wraps"].value, [])
     wrapped_name = ""
-    if wraps:
+    if wraps and isinstance(wraps[0], ox.NamedNode):
         wrapped_name = entities.single(entities.properties(store, wraps[0]), CA + "name") or ""
     return ToolInfo(
         iri=node.value,

@@ -36,7 +36,7 @@ def revision_dir(ws: Workspace, kind: str, revision: int) -> Path:
     return index_root(ws, kind) / f"rev-{revision}"
 
 
-def write_revision_dir(ws: Workspace, kind: str, revision: int, fill: Callable[[Path], None]) -> Path:
+def write_revision_dir(ws: Workspace, kind: str, revision: int, fill: Callable[[Path], object]) -> Path:
     """Fill a temporary directory, then move it into place: a reader never sees half an index.
     Callers write only when they could not read the existing one, so it is replaced (two
     processes building the same revision write equal indexes)."""

@@ -12,6 +12,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import pyoxigraph as ox
@@ -35,7 +36,7 @@ def scope_values(var: str, resources: Iterable[str]) -> str:
     return f"VALUES ?{var} {{ {' '.join(f'<{RESOURCE_BASE}{r}>' for r in sorted(resources))} }}"
 
 
-def apply_scope(sparql: str, resources: set[str]) -> str:
+def apply_scope(sparql: str, resources: AbstractSet[str]) -> str:
     """Replace each ``$SCOPE(?var)`` marker: VALUES for a scope, nothing for every resource."""
     return _SCOPE.sub(lambda m: scope_values(m.group(1), resources) if resources else "", sparql)
 
@@ -120,7 +121,12 @@ class StoreGraphBackend:
         return self._analyzers
 
     def query_sparql(
-        self, sparql: str, *, resource_filter: set[str], bindings: dict[str, Any] | None = None, inferred: bool = True
+        self,
+        sparql: str,
+        *,
+        resource_filter: AbstractSet[str] = frozenset(),
+        bindings: dict[str, Any] | None = None,
+        inferred: bool = True,
     ) -> list[dict[str, Any]]:
         """SELECT results as dicts of Python values (ASK: ``[{"result": bool}]``), limited to
         ``resource_filter`` (empty: all resources) by the ``$SCOPE(?var)`` marker and by dropping
@@ -167,7 +173,7 @@ class StoreGraphBackend:
         return result
 
 
-def _in_scope(row: dict[str, Any], resources: set[str]) -> bool:
+def _in_scope(row: dict[str, Any], resources: AbstractSet[str]) -> bool:
     for value in row.values():
         owner = resource_of(value)
         if owner is not None and owner not in resources:

@@ -157,7 +157,7 @@ class BM25TextBackend:
             ids = [bm25.vocab_dict[t] for t in tokens if t in bm25.vocab_dict]
             if ids:
                 weight = NAME_WEIGHT if field == "name" else 1.0
-                total += weight * np.asarray(bm25.get_scores(ids), dtype=np.float32)[: len(self.documents)]
+                total += weight * np.asarray(bm25.get_scores_from_ids(ids), dtype=np.float32)[: len(self.documents)]
         return total
 
     def _mask(self, resource_filter: set[str]) -> np.ndarray | None:

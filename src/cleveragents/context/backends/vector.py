@@ -211,7 +211,8 @@ class FaissVectorBackend:
             ids = [self._ids[r] for r in resource_filter if r in self._ids]
             if not ids:
                 return []
-            params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(np.concatenate(ids)))
+            params = faiss.SearchParameters()
+            params.sel = faiss.IDSelectorBatch(np.concatenate(ids))  # faiss keeps the selector alive
         scores, found = self._index.search(query, min(limit, len(self.documents)), params=params)
         hits = zip(scores[0], found[0], strict=True)
         return [self._result(int(i), float(s)) for s, i in hits if i >= 0 and s >= threshold]
