@@ -7,6 +7,7 @@ from the command line parser; 130 cancelled (Ctrl+C).
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import traceback
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+import typer.main
 from typer.core import TyperGroup
 
 from cleveragents import __version__
@@ -30,31 +32,6 @@ from cleveragents.output.failures import (
 from cleveragents.output.human import CANCELLED_MESSAGE
 from cleveragents.processes import terminate_as_interrupt
 
-from . import (
-    action_cmd,
-    actor_cmd,
-    config_cmd,
-    context_cmd,
-    diagnostics_cmd,
-    graph_cmd,
-    index_cmd,
-    init_cmd,
-    invariant_cmd,
-    lsp_cmd,
-    mcp_cmd,
-    ontology_cmd,
-    plan_cmd,
-    project_cmd,
-    providers_cmd,
-    query_cmd,
-    resource_cmd,
-    sandbox_cmd,
-    serve_cmd,
-    session_cmd,
-    show_cmd,
-    skill_cmd,
-    tool_cmd,
-)
 from .invocation import AppContext
 
 # Recent typer vendors click as typer._click; older typer depends on click itself.
@@ -66,13 +43,66 @@ except ImportError:  # pragma: no cover - depends on the installed typer
 PROG = "agents"
 
 
+# Every command: its name, then the module under cli/ and the attribute there (a Typer
+# group or a command function). A module is imported only when its command runs or a help
+# page lists it, so `agents graph query` does not pay for the plan, actor and server stacks.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "config": ("config_cmd", "app"),
+    "init": ("init_cmd", "init"),
+    "project": ("project_cmd", "app"),
+    "resource": ("resource_cmd", "app"),
+    "graph": ("graph_cmd", "app"),
+    "query": ("query_cmd", "app"),
+    "ontology": ("ontology_cmd", "app"),
+    "lsp": ("lsp_cmd", "app"),
+    "context": ("context_cmd", "app"),
+    "action": ("action_cmd", "app"),
+    "plan": ("plan_cmd", "app"),
+    "invariant": ("invariant_cmd", "app"),
+    "providers": ("providers_cmd", "app"),
+    "actor": ("actor_cmd", "app"),
+    "tool": ("tool_cmd", "app"),
+    "validation": ("tool_cmd", "validation_app"),
+    "session": ("session_cmd", "app"),
+    "skill": ("skill_cmd", "app"),
+    "mcp": ("mcp_cmd", "app"),
+    "serve": ("serve_cmd", "serve_command"),
+    "index": ("index_cmd", "index_command"),
+    "show": ("show_cmd", "show_command"),
+    "diagnostics": ("diagnostics_cmd", "diagnostics_command"),
+}
+
+
+def load_command(name: str) -> Any:
+    """The click command for ``name`` of COMMANDS, its module imported now."""
+    module, attribute = COMMANDS[name]
+    target = getattr(importlib.import_module(f"{__package__}.{module}"), attribute)
+    if isinstance(target, typer.Typer):
+        command = typer.main.get_group(target)  # a group even when it holds one command
+    else:
+        single = typer.Typer()
+        single.command(name)(target)
+        command = typer.main.get_command(single)
+    command.name = name
+    return command
+
+
 class AgentsGroup(TyperGroup):
-    """Root group: Ctrl+C inside any command becomes ``Interrupted`` so that ``run()``
-    sees it (typer would otherwise swallow it into a bare exit code 130); ``--format``
-    is accepted after any command (see ``hoist_format``)."""
+    """Root group: commands load on first use (see COMMANDS); Ctrl+C inside any command
+    becomes ``Interrupted`` so that ``run()`` sees it (typer would otherwise swallow it
+    into a bare exit code 130); ``--format`` is accepted after any command (see
+    ``hoist_format``)."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [*super().list_commands(ctx), *(name for name in COMMANDS if name not in self.commands)]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            self.add_command(load_command(cmd_name), cmd_name)
+        return super().get_command(ctx, cmd_name)
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, hoist_format(self, args))
+        return super().parse_args(ctx, hoist_format(self, ctx, args))
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -88,7 +118,7 @@ class AgentsGroup(TyperGroup):
 HOISTED_OPTIONS = ("--format", "--wait")
 
 
-def hoist_format(root: Any, args: list[str]) -> list[str]:
+def hoist_format(root: Any, ctx: Any, args: list[str]) -> list[str]:
     """Move ``--format X`` (and ``--wait S``) written after a command without an option of
     that name to the global options, where it is read (after any given there, so the one
     written last wins, and a bad value is rejected as such): the spec writes both
@@ -97,7 +127,7 @@ def hoist_format(root: Any, args: list[str]) -> list[str]:
     for i, token in enumerate(args):
         if token == "--":
             break
-        sub = getattr(command, "commands", {}).get(token)
+        sub = command.get_command(ctx, token) if hasattr(command, "get_command") else None
         if sub is not None:
             first = i if command is root else first
             command, end = sub, i + 1
@@ -180,7 +210,7 @@ def _root(
 
 
 def build_app() -> typer.Typer:
-    """A fresh app with every command group registered (tests build their own)."""
+    """A fresh app; its commands (COMMANDS) load when first used (tests build their own)."""
     app = typer.Typer(
         name=PROG,
         cls=AgentsGroup,
@@ -189,33 +219,6 @@ def build_app() -> typer.Typer:
         pretty_exceptions_enable=False,
     )
     app.callback()(_root)
-    # --- command groups: one line per module --------------------------------------------
-    app.add_typer(config_cmd.app, name="config")
-    app.command("init")(init_cmd.init)
-    app.add_typer(project_cmd.app, name="project")
-    sandbox_cmd.register_project_commands(project_cmd.app)
-    # The plan group: the lifecycle verbs of plan_cmd and the sandbox verbs of sandbox_cmd.
-    sandbox_cmd.register_plan_commands(plan_cmd.app)
-    app.add_typer(resource_cmd.app, name="resource")
-    app.add_typer(graph_cmd.app, name="graph")
-    app.add_typer(query_cmd.app, name="query")
-    app.add_typer(ontology_cmd.app, name="ontology")
-    app.add_typer(lsp_cmd.app, name="lsp")
-    app.add_typer(context_cmd.app, name="context")
-    app.add_typer(action_cmd.app, name="action")
-    app.add_typer(plan_cmd.app, name="plan")
-    app.add_typer(invariant_cmd.app, name="invariant")
-    app.add_typer(providers_cmd.app, name="providers")
-    app.add_typer(actor_cmd.app, name="actor")
-    app.add_typer(tool_cmd.app, name="tool")
-    app.add_typer(tool_cmd.validation_app, name="validation")
-    app.add_typer(session_cmd.app, name="session")
-    app.add_typer(skill_cmd.app, name="skill")
-    app.add_typer(mcp_cmd.app, name="mcp")
-    app.command("serve")(serve_cmd.serve_command)
-    app.command("index")(index_cmd.index_command)
-    app.command("show")(show_cmd.show_command)
-    app.command("diagnostics")(diagnostics_cmd.diagnostics_command)
     return app
 
 

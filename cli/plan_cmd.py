@@ -17,6 +17,7 @@ from cleveragents.plans.records import PlanRecord
 from cleveragents.plans.vocabulary import ulid_of
 from cleveragents.services import plans
 
+from . import sandbox_cmd
 from .graph_cmd import agent_name, read_text, workspace
 from .invocation import AppContext, get_context
 from .rendering import is_structured, listed, record, reporting_violations
@@ -341,3 +342,7 @@ def diff(
         lines = [f"- [{d.type}] {d.chosen} ({d.id})" for d in found.superseded]
         lines += [f"+ [{d.type}] {d.chosen} ({d.id})" for d in found.replacements]
         out.code("\n".join(lines) or "(no decisions)", "diff")
+
+
+# The sandbox verbs of a plan (checkpoint, rollback, artifacts), defined in sandbox_cmd.
+sandbox_cmd.register_plan_commands(app)

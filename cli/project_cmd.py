@@ -10,6 +10,7 @@ from cleveragents.output import ColumnDef, OutputSession
 from cleveragents.services import projects
 from cleveragents.services.projects import ProjectInfo
 
+from . import sandbox_cmd
 from .graph_cmd import agent_name, workspace
 from .invocation import AppContext, get_context
 from .rendering import is_structured, listed, record, render_commit, render_retraction, reporting_violations
@@ -119,3 +120,7 @@ def delete(ctx: typer.Context, project: ProjectRef) -> None:
     with app_ctx.session("project delete") as out, reporting_violations(out, app_ctx):
         info, result = projects.delete(workspace(app_ctx), project, agent=agent_name(app_ctx))
         render_retraction(out, result, info, key="project", command="project delete", done="Deleted project")
+
+
+# The sandbox's project verbs (set-validation) are defined beside the other sandbox verbs.
+sandbox_cmd.register_project_commands(app)

@@ -177,7 +177,7 @@ def corpus_dir(name: str, cache: Path = CACHE, manifest: Path = MANIFEST) -> Pat
     if _fresh(dest, stamp, corpus):
         return dest
     # Engineers and test processes share the checkout: one fetch per corpus at a time.
-    with _locked(cache / ".meta" / f"{corpus.name}.lock"):
+    with locked(cache / ".meta" / f"{corpus.name}.lock"):
         if not _fresh(dest, stamp, corpus):
             stamp.unlink(missing_ok=True)
             archive = download(corpus, download_dir(corpus, cache))
@@ -261,7 +261,7 @@ def _fresh(dest: Path, stamp: Path, corpus: Corpus) -> bool:
 
 
 @contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def locked(path: Path) -> Iterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)

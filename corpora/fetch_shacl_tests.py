@@ -16,10 +16,10 @@ import tarfile
 from pathlib import Path
 
 try:
-    from corpora.fetch import ChecksumError, Corpus, FetchError
+    from corpora.fetch import ChecksumError, Corpus, FetchError, locked
     from corpora.fetch import download as download_archive
 except ModuleNotFoundError:  # run as a script: corpora/ itself is sys.path[0]
-    from fetch import ChecksumError, Corpus, FetchError  # type: ignore[no-redef]
+    from fetch import ChecksumError, Corpus, FetchError, locked  # type: ignore[no-redef]
     from fetch import download as download_archive  # type: ignore[no-redef]
 
 VERSION = "0.40.1"
@@ -61,7 +61,8 @@ def fetch(cache: Path = DEFAULT_CACHE) -> Path:
     marker = cache / "sht_tests" / ".complete"
     if marker.exists():
         return cache / "sht_tests" / "core"
-    return extract(download(cache), cache)
+    with locked(cache / ".fetch.lock"):  # parallel test workers share the cache
+        return extract(download(cache), cache)
 
 
 def main() -> int:

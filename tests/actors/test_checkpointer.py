@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 from pathlib import Path
 from typing import TypedDict
 
@@ -81,8 +80,6 @@ def test_a_run_is_recorded_in_the_graph_and_resumes_in_a_new_process_state(templ
         # Two more checkpoints written and never flushed, as when the process is killed.
         graph.invoke({"total": 10, "log": []}, {"configurable": {"thread_id": "killed"}})
         assert saver.commits == 1
-    del graph, saver, session  # the writer's store is released with its last reference
-    gc.collect()
     # A new saver on the same store (as after a restart) sees the same thread.
     with ws.writer() as session:
         saver = StoreCheckpointSaver(session, ws.data_dir / "checkpoints")
@@ -138,8 +135,7 @@ def test_a_growing_list_is_stored_as_what_each_step_added(template_store: Path, 
     # 41 message versions of up to 40 x 2 KB: whole each time would be ~1.6 MB; deltas and a
     # whole copy every 16th version stay far below.
     assert sum(sizes) < 500_000, sum(sizes)
-    del saver, session
-    gc.collect()
+    del saver, session  # the writer's lock goes when its session ends (graph/workspace.py)
     with ws.writer() as session:
         cold = StoreCheckpointSaver(session, root)
         graph = _compiled(builder, cold)

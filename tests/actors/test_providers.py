@@ -77,6 +77,7 @@ def test_retries_give_up_with_the_provider_message(model_server: FakeModelServer
     assert len(model_server.requests()) == 2
 
 
+@pytest.mark.serial
 def test_the_per_call_timeout_holds(model_server: FakeModelServer):
     model_server.set_script({"turns": [{"delay": 3, "text": "late"}]})
     env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": model_server.openai_base_url}

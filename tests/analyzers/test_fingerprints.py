@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
+import tree_sitter as ts
 
 from cleveragents.analyzers import go, java, python, rust, typescript
 from cleveragents.analyzers._treesitter import SYNTAX_FINGERPRINT
+from corpora.fetch import corpus_dir
 from tests.analyzers.support import analyze
 
 # (module, path, key, text, the same code laid out and commented differently, different code)
@@ -66,3 +70,35 @@ def test_fingerprints_ignore_layout_and_comments_only(case: str) -> None:
     original = _fingerprint(module, path, text, key)
     assert _fingerprint(module, path, reformatted, key) == original
     assert _fingerprint(module, path, changed, key) != original
+
+
+# -- the file-at-once path gives what the region-by-region definition gives ----------------
+
+REAL_FILES = ("src/requests/sessions.py", "src/requests/models.py", "src/requests/utils.py")
+
+
+def _region_cases(data: bytes) -> list[tuple[int, int]]:
+    """Every definition of the file, plus regions that start or end inside a string, a comment
+    or a word, and random ones (a fixed seed): where the fast path must step aside."""
+    spans = [
+        (e.span.start_byte, e.span.end_byte) for e in analyze(python.ANALYZERS[0], "pkg/m.py", data).entities if e.span
+    ]
+    rng = random.Random(19)
+    for _ in range(300):
+        start = rng.randrange(len(data))
+        spans.append((start, min(len(data), start + rng.randrange(1, 4000))))
+    for marker in (b'"', b"#", b"def "):
+        at = data.find(marker, len(data) // 3)
+        spans += [(at + 1, at + 200), (at - 50, at + 1)]
+    return spans
+
+
+@pytest.mark.parametrize("name", REAL_FILES)
+def test_many_equals_the_region_by_region_definition_on_real_files(name: str) -> None:
+    data = (corpus_dir("requests-2.32.3") / name).read_bytes()
+    # The sentinel byte inside the file sends every region through the definition: both agree too.
+    for text in (data, data.replace(b"\n\n", b"\n\x03\n", 3)):
+        tree = python._parse(text)
+        prints = python._fingerprints(ts.QueryCursor(python._grammar().query).captures(tree.root_node), text)
+        regions = _region_cases(text)
+        assert prints.many(regions) == [prints._of_region(s, e) for s, e in regions]

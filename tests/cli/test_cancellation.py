@@ -22,6 +22,9 @@ from cleveragents.graph.store import GraphStore
 from cleveragents.graph.workspace import Workspace
 from cleveragents.services import graph_service
 
+# Time limits are asserted here: run alone, not beside another test worker.
+pytestmark = pytest.mark.serial
+
 CHAIN = 4000
 JOIN = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"
 _VALUES = " ".join(str(i) for i in range(1500))
@@ -113,7 +116,12 @@ def test_signals_stop_queries_and_updates(data_dir: Path, args: tuple[str, ...],
     children = _wait_for_child(proc)
     sent = time.monotonic()
     proc.send_signal(sig)
-    out, err = proc.communicate(timeout=30)
+    try:
+        out, err = proc.communicate(timeout=30)
+    finally:  # a failure must not leave the command running (its query child dies with it)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
     assert time.monotonic() - sent < 1.0, err
     assert proc.returncode == 130, (out, err)
     assert b'"status": "cancelled"' in out

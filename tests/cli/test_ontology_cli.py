@@ -13,7 +13,6 @@ import typer
 import yaml
 from typer.testing import CliRunner
 
-from cleveragents.cli import ontology_cmd
 from cleveragents.cli.main import build_app
 from cleveragents.tbox import list_modules
 
@@ -40,17 +39,14 @@ UKO_PY_MODULE_LEVELS = [
 
 @pytest.fixture
 def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> typer.Typer:
-    """The real app, with the ontology group registered if main.py does not yet, in a
-    clean environment (no CLEVERAGENTS_* variables, data dir and cwd in tmp_path)."""
+    """The real app in a clean environment (no CLEVERAGENTS_* variables, data dir and
+    cwd in tmp_path)."""
     for name in list(os.environ):
         if name.startswith("CLEVERAGENTS_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("CLEVERAGENTS_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.chdir(tmp_path)
-    app = build_app()
-    if not any(group.name == "ontology" for group in app.registered_groups):
-        app.add_typer(ontology_cmd.app, name="ontology")
-    return app
+    return build_app()
 
 
 def invoke(app: typer.Typer, *args: str):

@@ -146,6 +146,7 @@ def test_the_allocator_is_proportional_and_never_over_budget() -> None:
     assert [t for _, _, t in allocator.allocate(chosen[:1], 10, ContextRequest())] == [10]  # the lead always stays
 
 
+@pytest.mark.serial
 def test_the_executor_records_failures_and_timeouts_and_keeps_the_rest(corpus: Corpus) -> None:
     good = FixedFragmentsStrategy("fixed", [corpus.fragment(node(corpus, "HTTPBasicAuth"), 5, 0.9)])
     slow = SlowStrategy(delay=5.0)

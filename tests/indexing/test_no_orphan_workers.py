@@ -10,6 +10,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+# Time limits are asserted here: run alone, not beside another test worker.
+pytestmark = pytest.mark.serial
+
 CODE = "import sys; from cleveragents.cli.main import run; sys.exit(run())"
 
 

@@ -307,6 +307,7 @@ def test_the_plan_does_not_depend_on_the_excluded_graphs(store: ox.Store) -> Non
 # -- data that no shape targets ------------------------------------------------------------
 
 
+@pytest.mark.serial
 def test_an_untargeted_focus_graph_costs_one_scan(store: ox.Store) -> None:
     dbo = "http://dbpedia.org/ontology/"
     lines = []
