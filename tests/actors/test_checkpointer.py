@@ -135,8 +135,7 @@ def test_a_growing_list_is_stored_as_what_each_step_added(template_store: Path, 
     # 41 message versions of up to 40 x 2 KB: whole each time would be ~1.6 MB; deltas and a
     # whole copy every 16th version stay far below.
     assert sum(sizes) < 500_000, sum(sizes)
-    del saver, session
-    gc.collect()
+    del saver, session  # the writer's lock goes when its session ends (graph/workspace.py)
     with ws.writer() as session:
         cold = StoreCheckpointSaver(session, root)
         graph = _compiled(builder, cold)

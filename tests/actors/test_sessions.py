@@ -88,7 +88,8 @@ def test_tell_runs_cleveragents_commands_as_tools_and_records_the_conversation(c
 def test_the_conversation_continues_and_an_interrupted_tell_is_finished_by_the_next(cli: Cli, model_server):
     cli.ok("session", "create", "--name", "s1", "--actor", "local/orchestrator")
     model_server.set_script({"turns": [{"text": "Hello, Ada."}]})
-    cli.ok("session", "tell", "My name is Ada.")  # the latest session is the default
+    streamed = cli.ok("session", "tell", "My name is Ada.", "--stream", fmt="plain").out  # the latest session
+    assert streamed.strip() == "Hello, Ada." and model_server.requests()[0]["body"]["stream"] is True
     model_server.set_script({"turns": [
         {"tool_calls": [{"name": "plan_list", "arguments": {}}]},
         {"error": {"status": 500, "message": "model down"}},

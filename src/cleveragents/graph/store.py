@@ -89,6 +89,10 @@ class GraphStore:
                 announced = holder
             time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
         _write_holder(path)
+        # Files of a bulk load that failed (a full disk) or was killed: only a writer makes
+        # them, and the store never references them, so the one writer may remove them.
+        for leftover in (path / "oxigraph").glob("bulk-*.sst"):
+            leftover.unlink(missing_ok=True)
         opened = cls(path, store, writable=True)
         opened.discard_unpublished()
         return opened
