@@ -81,7 +81,8 @@ _INT = ox.NamedNode(XSD + "integer")
 class GraphWriter(Protocol):
     """What the checkpointer needs of a writer session: the store and its one commit path."""
 
-    store: GraphStore
+    @property
+    def store(self) -> GraphStore: ...  # read-only: WorkspaceWriter opens it on each read
 
     def commit(self, request: CommitRequest) -> CommitResult: ...
 

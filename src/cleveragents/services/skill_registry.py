@@ -181,7 +181,7 @@ def describe(store: GraphStore, node: ox.NamedNode) -> SkillInfo:
 
     def names(predicate: ox.NamedNode) -> tuple[str, ...]:
         return tuple(sorted(entities.single(entities.properties(store, n), ca.name) or n.value
-                            for n in props.get(predicate.value, [])))
+                            for n in props.get(predicate.value, []) if isinstance(n, ox.NamedNode)))
 
     return SkillInfo(
         iri=node.value,
