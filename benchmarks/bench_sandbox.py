@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -53,6 +55,14 @@ def change_ten(root: Path, files: list[Path], round_: int, tag: str) -> None:
     previous = root / f"bench_new_{tag}_{round_ - 1}.py"
     victim = previous if previous.exists() else root / files[8]
     victim.unlink()
+
+
+def cpu_ms() -> float:
+    """CPU time (user + system) of this process and its finished children, in ms: what an
+    operation costs whatever else the machine is doing (wall time on a shared machine
+    also counts the time spent waiting for a core)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime) * 1000
 
 
 def summary(samples: list[float]) -> dict[str, float]:
@@ -93,33 +103,39 @@ def main() -> None:
         git(repo, "worktree", "add", "-q", "-b", "baseline", str(baseline_tree))
 
         checkpoints, rollbacks, raw_commits, raw_resets, scans = [], [], [], [], []
+        cpu: dict[str, list[float]] = {k: [] for k in ("checkpoint", "rollback", "raw_commit", "raw_reset", "scan")}
         previous = sandbox.checkpoint("start")
         for round_ in range(1, args.rounds + 1):
             change_ten(root, python_files, round_, "cp")
-            clock = time.perf_counter()
+            clock, spent = time.perf_counter(), cpu_ms()
             taken = sandbox.checkpoint(f"round {round_}")
             checkpoints.append((time.perf_counter() - clock) * 1000)
+            cpu["checkpoint"].append(cpu_ms() - spent)
             assert len(taken.files) == 10, taken.files
 
             change_ten(baseline_tree, python_files, round_, "cp")
-            clock = time.perf_counter()
+            clock, spent = time.perf_counter(), cpu_ms()
             git(baseline_tree, "add", "-A")
             git(baseline_tree, "commit", "-q", "-m", f"round {round_}")
             raw_commits.append((time.perf_counter() - clock) * 1000)
+            cpu["raw_commit"].append(cpu_ms() - spent)
 
             change_ten(baseline_tree, python_files[10:], round_, "rb")
-            clock = time.perf_counter()
+            clock, spent = time.perf_counter(), cpu_ms()
             git(baseline_tree, "reset", "-q", "--hard")
             git(baseline_tree, "clean", "-q", "-f", "-d")
             raw_resets.append((time.perf_counter() - clock) * 1000)
-            clock = time.perf_counter()
+            cpu["raw_reset"].append(cpu_ms() - spent)
+            clock, spent = time.perf_counter(), cpu_ms()
             git(baseline_tree, "status", "--porcelain", "--untracked-files=all")
             scans.append((time.perf_counter() - clock) * 1000)
+            cpu["scan"].append(cpu_ms() - spent)
 
             change_ten(root, python_files[10:], round_, "rb")
-            clock = time.perf_counter()
+            clock, spent = time.perf_counter(), cpu_ms()
             sandbox.rollback(taken.id)
             rollbacks.append((time.perf_counter() - clock) * 1000)
+            cpu["rollback"].append(cpu_ms() - spent)
             previous = taken
         assert not sandbox.changed_files() or previous.id == sandbox.git().rev("HEAD")
 
@@ -134,6 +150,8 @@ def main() -> None:
             "baseline_raw_git_add_commit": summary(raw_commits),
             "baseline_raw_git_reset_hard_clean": summary(raw_resets),
             "floor_one_git_status_scan": summary(scans),
+            "cpu_median_ms": {k: round(statistics.median(v), 1) for k, v in cpu.items()},
+            "load_average_1m_at_end": round(os.getloadavg()[0], 1),
             "checkpoint_over_baseline": round(statistics.median(checkpoints) / statistics.median(raw_commits), 2),
             "rollback_over_baseline": round(statistics.median(rollbacks) / statistics.median(raw_resets), 2),
             "targets": {

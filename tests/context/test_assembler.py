@@ -71,11 +71,9 @@ def test_an_assembly_fits_explains_and_hashes_its_payload(corpus: Corpus, pool: 
     explanation = result.explanation
     assert [row["strategy"] for row in explanation["selection"]] == ["breadth-depth-navigator", "simple-keyword"]
     allocated = {row["strategy"]: row["tokens"] for row in explanation["allocations"]}
-    assert (
-        sum(allocated.values())
-        == explanation["budget"]["fragments"]
-        == 3000 - explanation["budget"]["preamble_reserve"]
-    )
+    # The depth-planning packer asks the strategies for three times what fits, and keeps the budget.
+    assert explanation["budget"]["fragments"] == 3000 - explanation["budget"]["preamble_reserve"]
+    assert sum(allocated.values()) == explanation["budget"]["candidate_pool"] == 3 * explanation["budget"]["fragments"]
     assert allocated["breadth-depth-navigator"] > allocated["simple-keyword"]
     assert graphy.budgets == [allocated["breadth-depth-navigator"]]
     assert explanation["produced"]["simple-keyword"]["fragments"] >= 1
@@ -156,7 +154,7 @@ def test_simulate_plans_without_running(corpus: Corpus, pool: list[ContextFragme
         "query": "session", "focus": ["sessions.py"], "depth": "SIGNATURES", "max_tokens": 4000,
         "budget": first["tokens"],
     }  # fmt: skip
-    assert sum(row["tokens"] for row in plan["allocations"]) == plan["budget"]["fragments"]
+    assert sum(row["tokens"] for row in plan["allocations"]) == plan["budget"]["candidate_pool"]
     assert first["about"] == "breadth-depth-navigator: 10 fixed fragments" or first["about"].endswith("fixed fragments")
 
 
@@ -212,12 +210,16 @@ def test_tokens_a_strategy_leaves_unused_flow_to_one_that_filled_its_share(
 ) -> None:
     finds_nothing = FixedFragmentsStrategy("breadth-depth-navigator", [], quality=0.85, confidence=0.9)
     fills = FixedFragmentsStrategy("simple-keyword", pool[1::3] + pool[2::3], quality=0.3, confidence=0.7)
-    result = assembler(finds_nothing, fills).assemble(ContextRequest(query="x", max_tokens=2000), corpus.backends())
+    # Shares of the budget itself (no larger candidate pool), so the pool's fragments fill one.
+    exact = resolve_pipeline(plan_overrides={"budget-packer": {"candidate-pool-factor": 1.0}})
+    result = ContextAssembler(exact, [finds_nothing, fills], COUNTER).assemble(
+        ContextRequest(query="x", max_tokens=2000), corpus.backends()
+    )
     first, second = fills.budgets
     assert second > first and finds_nothing.budgets == [result.explanation["allocations"][0]["tokens"]]
     assert result.explanation["reflow"] == [{"strategy": "simple-keyword", "tokens": second, "answered": True}]
     assert first + result.explanation["allocations"][0]["tokens"] == second <= result.explanation["budget"]["fragments"]
-    no_reflow = ContextAssembler(resolve_pipeline(), [finds_nothing, fills], COUNTER, reflow=False)
+    no_reflow = ContextAssembler(exact, [finds_nothing, fills], COUNTER, reflow=False)
     without = no_reflow.assemble(ContextRequest(query="x", max_tokens=2000), corpus.backends())
     assert without.total_tokens < result.total_tokens <= 2000
     assert "reflow" not in without.explanation

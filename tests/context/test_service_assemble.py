@@ -122,7 +122,7 @@ def test_simulate_plans_without_running(store: Store) -> None:
     assert plan["scope"]["focus"] == {"Session.send": [file_iri(store.ulid, "requests/sessions.py", "Session.send")]}
     names = [row["strategy"] for row in plan["plan"]["allocations"]]
     assert "breadth-depth-navigator" in names
-    assert sum(row["tokens"] for row in plan["plan"]["allocations"]) <= plan["plan"]["budget"]["fragments"]
+    assert sum(row["tokens"] for row in plan["plan"]["allocations"]) <= plan["plan"]["budget"]["candidate_pool"]
     assert head(store.ws) == before
 
 

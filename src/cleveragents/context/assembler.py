@@ -41,6 +41,15 @@ REFLOW_SPARE_SHARE: Final = 4  # ... nor less than 1/4 of the budget (a second r
 NOTE_KINDS: Final = ("excluded", "fallback", "failures", "deduplicated", "depth_conflicts", "downgraded", "truncated")
 
 
+def candidate_pool(packer: object, fragment_budget: int) -> int:
+    """The tokens the strategies share in phase 1. A packer that chooses each fragment's
+    depth itself (``candidate_pool_factor`` > 1) wants more candidates than fit: a strategy
+    renders at the requested depth, so one module or class in full would otherwise use up
+    its share and end its ranking after a handful of nodes. The packer keeps the budget."""
+    factor = float(getattr(packer, "candidate_pool_factor", 1.0) or 1.0)
+    return max(fragment_budget, int(fragment_budget * factor))
+
+
 class ContextAssembler:
     """``assemble`` runs the pipeline; ``simulate`` shows what it would ask of whom."""
 
@@ -100,16 +109,16 @@ class ContextAssembler:
             # Phase 1: strategy orchestration
             start = time.perf_counter()
             candidates = c.strategy_selector.select(self.strategies, request, backends)
-            allocations = c.budget_allocator.allocate(candidates, fragment_budget, request)
-            self._check_allocations(allocations, fragment_budget, explanation)
+            pool = candidate_pool(c.budget_packer, fragment_budget)
+            explanation["budget"]["candidate_pool"] = pool
+            allocations = c.budget_allocator.allocate(candidates, pool, request)
+            self._check_allocations(allocations, pool, explanation)
             raw = [
                 self._recounted(f) for f in c.strategy_executor.execute(allocations, request, backends, plan_context)
             ]
             if self.reflow:
                 failed = {row.get("strategy") for row in notes.get("failures", [])}
-                raw = self._reflow(
-                    allocations, raw, failed, fragment_budget, request, backends, plan_context, explanation
-                )
+                raw = self._reflow(allocations, raw, failed, pool, request, backends, plan_context, explanation)
             explanation["timings_ms"]["phase1"] = _ms(start)
 
             # Phase 2: fragment fusion
@@ -157,7 +166,9 @@ class ContextAssembler:
                 "fragments": fragment_budget,
             }
             candidates = self.components.strategy_selector.select(self.strategies, request, backends)
-            allocations = self.components.budget_allocator.allocate(candidates, fragment_budget, request)
+            pool = candidate_pool(self.components.budget_packer, fragment_budget)
+            out["budget"]["candidate_pool"] = pool
+            allocations = self.components.budget_allocator.allocate(candidates, pool, request)
             asked = request.model_dump(mode="json", exclude_defaults=True)
             out["selection"] = [_selected(s, conf) for s, conf in candidates]
             out["allocations"] = [

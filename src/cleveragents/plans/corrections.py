@@ -60,12 +60,20 @@ class CorrectionResult:
 def current_edges(store: GraphStore, root_plan: str) -> dict[str, list[str]]:
     """upstream -> its direct downstream decisions, over the current decisions of every
     plan under ``root_plan``."""
+    asserted = store.asserted_view()
+    family = f"?p ca:rootPlan <{root_plan}> . ?d ca:belongsToPlan ?p"
+    # Two plain reads and a filter here: FILTER NOT EXISTS per edge took seconds on 10,000.
+    gone = {
+        row["d"].value
+        for row in store.query(
+            f"SELECT ?d WHERE {{ {family} . {{ ?d ca:supersededBy ?x }} UNION {{ ?d prov:wasInvalidatedBy ?y }} }}",
+            view=asserted,
+        )
+    }
     edges: dict[str, list[str]] = defaultdict(list)
-    for row in store.query(
-        f"SELECT ?d ?u WHERE {{ ?p ca:rootPlan <{root_plan}> . ?d ca:belongsToPlan ?p ; ca:influencedBy ?u . "
-        "FILTER NOT EXISTS { ?d ca:supersededBy ?x } FILTER NOT EXISTS { ?d prov:wasInvalidatedBy ?y } }"
-    ):
-        edges[row["u"].value].append(row["d"].value)
+    for row in store.query(f"SELECT ?d ?u WHERE {{ {family} ; ca:influencedBy ?u }}", view=asserted):
+        if row["d"].value not in gone:
+            edges[row["u"].value].append(row["d"].value)
     return edges
 
 
@@ -74,21 +82,33 @@ def impact(store: GraphStore, ref: str) -> Impact:
     plan = decisions.require_current(store, node, role="decision")
     root = next(iter(store.query(f"SELECT ?r WHERE {{ <{plan}> ca:rootPlan ?r }}")))["r"].value
     affected = [node.value, *decisions.downstream_closure(current_edges(store, root), node.value)]
-    values = " ".join(f"<{a}>" for a in affected)
+    # What hangs off the affected decisions, read for the whole plan family and matched
+    # here: a VALUES list of thousands of decisions is slow to join.
+    hit = set(affected)
+    asserted = store.asserted_view()
+    family = f"?p ca:rootPlan <{root}>"
     subplans = sorted(
-        {row["p"].value for row in store.query(f"SELECT ?p WHERE {{ VALUES ?d {{ {values} }} ?p ca:spawnedBy ?d }}")}
+        {
+            row["child"].value
+            for row in store.query("SELECT ?child ?d WHERE { ?child ca:spawnedBy ?d }", view=asserted)
+            if row["d"].value in hit
+        }
     )
-    artifacts = 0
-    for row in store.query(
-        f"SELECT (COUNT(DISTINCT ?c) AS ?n) WHERE {{ VALUES ?d {{ {values} }} ?call ca:duringDecision ?d ; "
-        "ca:forPlan ?p . ?c ca:inChangeSet ?set . ?set ca:forPlan ?p . ?c prov:wasGeneratedBy ?call }"
-    ):
-        artifacts = int(row["n"].value)
-    checkpoint = None
-    for row in store.query(
-        f"SELECT ?cp WHERE {{ VALUES ?d {{ {values} }} ?cp ca:atDecision ?d ; ca:createdAt ?t }} ORDER BY ?t LIMIT 1"
-    ):
-        checkpoint = row["cp"].value
+    artifacts = sum(
+        int(row["n"].value)
+        for row in store.query(
+            f"SELECT ?d (COUNT(DISTINCT ?c) AS ?n) WHERE {{ {family} . ?call ca:forPlan ?p ; ca:duringDecision ?d . "
+            "?c prov:wasGeneratedBy ?call ; ca:inChangeSet ?set . ?set ca:forPlan ?p } GROUP BY ?d",
+            view=asserted,
+        )
+        if row["d"].value in hit
+    )
+    taken = [
+        (row["t"].value, row["cp"].value)
+        for row in store.query("SELECT ?cp ?d ?t WHERE { ?cp ca:atDecision ?d ; ca:createdAt ?t }", view=asserted)
+        if row["d"].value in hit
+    ]
+    checkpoint = min(taken)[1] if taken else None
     return Impact(node.value, affected, subplans, artifacts, checkpoint)
 
 
