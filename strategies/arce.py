@@ -96,11 +96,9 @@ class Arce(toolkit.StrategyBase):
         self, request: ContextRequest, backends: BackendSet, budget: int, plan_context: PlanContext
     ) -> list[ContextFragment]:
         self._notes = []
-        graph = backends.graph
-        scope = toolkit.scope_of(request, backends)
-        if graph is None or budget <= 0 or (scope is not None and not scope):
-            self._notes.append("no graph backend, no budget or an empty scope")
+        if (readable := toolkit.graph_and_scope(request, backends, budget, self._notes)) is None:
             return []
+        graph, scope = readable
         # Analyze
         intent = intents.analyze(request)
         pattern = PATTERNS[intent.actor]

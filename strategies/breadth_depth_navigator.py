@@ -139,14 +139,9 @@ class BreadthDepthNavigator(toolkit.StrategyBase):
         self, request: ContextRequest, backends: BackendSet, budget: int, plan_context: PlanContext
     ) -> list[ContextFragment]:
         self._notes = []
-        graph = backends.graph
-        if graph is None or budget <= 0:
-            self._notes.append("no graph backend" if graph is None else "no budget")
+        if (readable := toolkit.graph_and_scope(request, backends, budget, self._notes)) is None:
             return []
-        scope = toolkit.scope_of(request, backends)
-        if scope is not None and not scope:
-            self._notes.append("the request's resources are outside the backends' scope")
-            return []
+        graph, scope = readable
         given = focus_keys(request)
         seeds: dict[str, float] = {}
         if given:

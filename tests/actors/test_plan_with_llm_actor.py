@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from cleveragents.fakes.model_server import FakeModelServer
+from cleveragents.graph import named_queries
 from cleveragents.graph.workspace import Workspace
 from cleveragents.services import actor_registry, plans, projects
 
@@ -68,12 +69,12 @@ def test_a_plan_runs_strategize_and_execute_with_an_llm_actor(ws: Workspace, mod
         threads = {row["t"].value for row in store.query(
             "SELECT DISTINCT ?t WHERE { ?c a ca:ActorCheckpoint ; ca:threadId ?t }")}
     assert threads == {f"{plan.id}/strategize/1", f"{plan.id}/execute/1"}
-    # Usage per phase run, from the provider's usage metadata, summed by the plan-cost query's pattern.
+    # Usage per phase run, from the provider's usage metadata, through the plan-cost named query.
+    query = named_queries.get("plan-cost")
     with ws.reader() as store:
-        calls = sorted(int(row["calls"].value) for row in store.query(
-            "SELECT ?calls WHERE { ?r ca:runOfPlan ?p ; ca:modelCalls ?calls ; ca:inputTokens ?i ; "
-            "ca:usageModel \"openai-compatible/gpt-4o-mini\" }"))
-    assert calls == [2, 3]  # Execute: 2 model calls, Strategize: 3
+        rows = list(store.query(query.text, bindings={"plan": plan.node}))
+        usage = sorted((int(r["calls"].value), r["model"].value, int(r["inputTokens"].value) > 0) for r in rows)
+    assert usage == [(2, "openai-compatible/gpt-4o-mini", True), (3, "openai-compatible/gpt-4o-mini", True)]
 
 
 def test_a_provider_failure_errors_the_plan_and_resume_continues_the_thread(ws, model_server):

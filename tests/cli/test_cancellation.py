@@ -113,13 +113,13 @@ def _wait_for_child(proc: subprocess.Popen[bytes], limit: float = 60.0) -> list[
 def test_signals_stop_queries_and_updates(data_dir: Path, args: tuple[str, ...], sig: signal.Signals):
     head = graph_service.stats(Workspace(data_dir)).head
     proc = _agents(data_dir, *args)
-    children = _wait_for_child(proc)
-    sent = time.monotonic()
-    proc.send_signal(sig)
     try:
+        children = _wait_for_child(proc)
+        sent = time.monotonic()
+        proc.send_signal(sig)
         out, err = proc.communicate(timeout=30)
-    finally:  # a failure must not leave the command running (its query child dies with it)
-        if proc.poll() is None:
+    finally:  # a failure must not leave the command running (its query child dies with it):
+        if proc.poll() is None:  # with --timeout 0 it would run for ever (seen: 20 min on a loaded machine)
             proc.kill()
             proc.wait()
     assert time.monotonic() - sent < 1.0, err

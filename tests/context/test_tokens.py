@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cleveragents.context.tokens import counter_for, encoding_for_model
@@ -39,3 +39,25 @@ def test_truncation_is_a_prefix_within_the_limit(text: str, limit: int) -> None:
     assert counter.count(cut) <= limit
     if counter.count(text) <= limit:
         assert cut == text
+
+
+@settings(deadline=None)  # the first example loads two vocabularies
+@given(st.text(max_size=400))
+def test_the_native_tokenizer_counts_as_bpe_openais_encoder(text: str) -> None:
+    """The counter uses bpe-openai's extension directly (its package import is slow); the ids
+    are the library's own encoder's, special-token text counted as text."""
+    import bpe_openai
+
+    for name in ("o200k_base", "cl100k_base"):
+        expected = bpe_openai.get_encoding(name).encode_ordinary(text + " <|endoftext|>")
+        assert counter_for(name).count(text + " <|endoftext|>") == len(expected)
+
+
+def test_counting_needs_no_import_of_the_bpe_openai_package() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys; from cleveragents.context.tokens import counter_for; counter_for().count('x'); "
+    code += "print('bpe_openai' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

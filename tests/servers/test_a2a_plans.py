@@ -373,3 +373,6 @@ def test_task_saves_that_wait_for_the_writer_go_in_one_commit(ws: Workspace) -> 
     with ws.reader() as store:
         assert store.head - before == 2  # the first task alone, then the seven that waited together
     assert {p for p in ops.list_tasks("ctx")} == {"{}"} and len(ops.list_tasks("ctx")) == 8
+    with pytest.raises(ValidationError, match="not a task id"):
+        ops.save_task("no spaces allowed", "ctx", "TASK_STATE_COMPLETED", "{}", identity="a2a:t")
+    assert len(ops.list_tasks("ctx")) == 8

@@ -147,6 +147,25 @@ def filter_of(scope: frozenset[str] | None) -> set[str]:
     return set(scope) if scope else set()
 
 
+def graph_and_scope(
+    request: ContextRequest, backends: BackendSet, budget: int, notes: list[str]
+) -> tuple[GraphBackend, frozenset[str] | None] | None:
+    """What a graph strategy reads: the graph backend and the scope (``scope_of``); None, with
+    a note in ``notes`` saying why, when there is nothing to do: no graph backend, no budget,
+    or a scope that sees nothing."""
+    graph = backends.graph
+    scope = scope_of(request, backends)
+    if graph is None:
+        notes.append("no graph backend")
+    elif budget <= 0:
+        notes.append("no budget")
+    elif scope is not None and not scope:
+        notes.append("the request's resources are outside the backends' scope")
+    else:
+        return graph, scope
+    return None
+
+
 # -- node facts ------------------------------------------------------------------------------
 
 

@@ -103,6 +103,8 @@ def _cap_memory(memory_mb: int) -> None:
     if hard != resource.RLIM_INFINITY:
         cap = min(cap, hard)
     resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    # Native code (tree-sitter) may crash rather than fail an allocation: no core file.
+    resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
 
 
 def _serve(

@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from cleveragents.config import Config
-from cleveragents.errors import CleverAgentsError, ForbiddenError, Interrupted, NotFoundError, ValidationError
+from cleveragents.errors import (
+    CleverAgentsError,
+    DatabaseError,
+    ForbiddenError,
+    Interrupted,
+    NotFoundError,
+    ValidationError,
+)
 from cleveragents.graph import named_queries
 from cleveragents.graph.commit import CommitRequest
 from cleveragents.graph.workspace import Workspace
@@ -44,7 +51,7 @@ from cleveragents.terms import compact
 @dataclass
 class _PendingTask:
     record: task_records.TaskRecord
-    error: CleverAgentsError | None = None
+    error: str | None = None  # why the group commit that held this task failed
 
 
 class WorkspaceOperations:
@@ -442,6 +449,7 @@ class WorkspaceOperations:
         """Group commit: a save waits for the writer, then commits every task saved
         meanwhile in one commit (a commit costs ~2 s on Django's store whatever its size, so
         32 clients' tasks go in a few commits, not 32). Returns once the task is in the graph."""
+        task_records.task_iri(task_id)  # a bad id is refused here, alone, not in a batch with others
         entry = _PendingTask(task_records.TaskRecord(task_id, context_id, state, payload, plan))
         with self._pending_lock:
             self._pending_tasks[task_id] = entry  # a later save of the same task replaces this one
@@ -451,11 +459,12 @@ class WorkspaceOperations:
             if batch:
                 try:
                     task_records.save_many(self.ws, [e.record for e in batch.values()], agent=identity)
-                except CleverAgentsError as exc:
+                except Exception as exc:  # every save of the batch learns it failed, not only this one
+                    reason = exc.headline() if isinstance(exc, CleverAgentsError) else f"{type(exc).__name__}: {exc}"
                     for waiting in batch.values():
-                        waiting.error = exc
+                        waiting.error = reason
         if entry.error is not None:  # this task's batch failed (whoever committed it)
-            raise entry.error
+            raise DatabaseError(f"A2A task {task_id} was not saved: {entry.error}")
 
     def load_task(self, task_id: str) -> str | None:
         return task_records.load(self.ws, task_id)
