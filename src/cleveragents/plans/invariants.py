@@ -98,7 +98,8 @@ def find(store: GraphStore, ref: str) -> ox.NamedNode:
 def read(store: GraphStore, node: ox.NamedNode) -> Invariant:
     values: dict[str, Any] = {}
     for quad in store.live_quads(node):
-        values.setdefault(quad.predicate.value.rsplit("#", 1)[-1], quad.object.value)
+        if not isinstance(quad.object, ox.Triple):  # an invariant's values are IRIs and literals
+            values.setdefault(quad.predicate.value.rsplit("#", 1)[-1], quad.object.value)
     return Invariant(
         iri=node.value,
         text=values.get("description", ""),
