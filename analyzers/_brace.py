@@ -24,15 +24,15 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from functools import cache
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 import tree_sitter as ts
 
-from cleveragents.indexing.model import Entity, RenderRequest, Span
+from cleveragents.indexing.model import Entity, FileAnalysis, Problem, Reference, RenderRequest, SourceFile, Span
 from cleveragents.vocabulary import detail_levels, uko_code
 
 from . import _treesitter as tsu
-from ._isolation import Isolation
+from ._isolation import Isolation, file_failure
 
 LEVELS = detail_levels.UKO_OO  # the maps of uko-rs and uko-go add nothing to uko-oo's
 RANK = {name: rank for rank, name in enumerate(LEVELS)}
@@ -135,6 +135,41 @@ class Entities:
         first, last = tsu.span(comments[0]), tsu.span(comments[-1])
         doc = self.add(f"{owner.key}/doc", (DOC,), "doc", owner.key, None, None)
         doc.span = Span(first.start_line, first.start_col, last.end_line, last.end_col, first.start_byte, last.end_byte)
+
+
+class FileBuilder(Protocol):
+    """What :func:`analyze_file` needs of a language's builder (an :class:`Entities`)."""
+
+    entities: list[Entity]
+    references: list[Reference]
+    problems: list[Problem]
+    isolation: Isolation
+
+    def run(self, root: ts.Node) -> None: ...
+
+
+def analyze_file(
+    source: SourceFile,
+    language: Callable[[], object],
+    builder: FileBuilder,
+    file_types: tuple[str, ...],
+    definition: re.Pattern[str],
+    comment_types: tuple[str, ...],
+) -> FileAnalysis:
+    """One file of a brace language: parse it, let ``builder`` walk the tree, then add the
+    syntax problems (near ``definition``s) and the comment-blind fingerprints. Only a failure
+    of the parse or of the file node loses the file; the builder isolates each definition."""
+    try:
+        tree = tsu.parse(language, source.data)
+        builder.run(tree.root_node)
+    except Exception as exc:  # only the parse or the file node itself: definitions are isolated
+        file_node = builder.entities[0] if builder.entities else Entity("", file_types, source.path, None)
+        return file_failure(file_node, exc)
+    problems = tsu.problems(tree, definition) + builder.problems
+    with builder.isolation.phase("fingerprints"):
+        prints = tsu.comment_fingerprints(language, tree.root_node, source.data, comment_types)
+        tsu.add_fingerprints(builder.entities, prints)
+    return builder.isolation.finish(FileAnalysis(builder.entities, builder.references, problems))
 
 
 class Owners(Generic[T]):

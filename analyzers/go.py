@@ -25,6 +25,7 @@ from ._brace import (
     CostlyQuery,
     Entities,
     Owners,
+    analyze_file,
     captured,
     descendants,
     head,
@@ -32,7 +33,6 @@ from ._brace import (
     one_line,
     unique,
 )
-from ._isolation import file_failure
 
 NAMESPACE = "go"
 LANGUAGE = "go"
@@ -703,17 +703,7 @@ class GoAnalyzer:
 
     def analyze(self, source: SourceFile) -> FileAnalysis:
         builder = _Builder(source)
-        try:
-            tree = tsu.parse(tree_sitter_go.language, source.data)
-            builder.run(tree.root_node)
-        except Exception as exc:  # only the parse or the file node itself: definitions are isolated
-            file_node = builder.entities[0] if builder.entities else Entity("", (SOURCE_FILE,), source.path, None)
-            return file_failure(file_node, exc)
-        problems = tsu.problems(tree, DEFINITION) + builder.problems
-        with builder.isolation.phase("fingerprints"):
-            prints = tsu.comment_fingerprints(tree_sitter_go.language, tree.root_node, source.data, ("comment",))
-            tsu.add_fingerprints(builder.entities, prints)
-        return builder.isolation.finish(FileAnalysis(builder.entities, builder.references, problems))
+        return analyze_file(source, tree_sitter_go.language, builder, (SOURCE_FILE,), DEFINITION, ("comment",))
 
     def render(self, request: RenderRequest) -> str:
         return SYNTAX.render(request)

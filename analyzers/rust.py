@@ -31,6 +31,7 @@ from ._brace import (
     CostlyQuery,
     Entities,
     Owners,
+    analyze_file,
     captured,
     descendants,
     matches,
@@ -38,7 +39,6 @@ from ._brace import (
     slice_text,
     unique,
 )
-from ._isolation import file_failure
 
 NAMESPACE = "rust"
 LANGUAGE = "rust"
@@ -1039,19 +1039,8 @@ class RustAnalyzer:
 
     def analyze(self, source: SourceFile) -> FileAnalysis:
         builder = _Builder(source)
-        try:
-            tree = tsu.parse(tree_sitter_rust.language, source.data)
-            builder.run(tree.root_node)
-        except Exception as exc:  # only the parse or the file node itself: definitions are isolated
-            file_node = (
-                builder.entities[0] if builder.entities else Entity("", self.file_types(source.path), source.path, None)
-            )
-            return file_failure(file_node, exc)
-        problems = tsu.problems(tree, DEFINITION) + builder.problems
-        with builder.isolation.phase("fingerprints"):
-            prints = tsu.comment_fingerprints(tree_sitter_rust.language, tree.root_node, source.data, tuple(COMMENTS))
-            tsu.add_fingerprints(builder.entities, prints)
-        return builder.isolation.finish(FileAnalysis(builder.entities, builder.references, problems))
+        types = self.file_types(source.path)
+        return analyze_file(source, tree_sitter_rust.language, builder, types, DEFINITION, tuple(COMMENTS))
 
     def render(self, request: RenderRequest) -> str:
         return SYNTAX.render(request)
