@@ -428,7 +428,10 @@ class Sandbox:
         index = Path(git.out("rev-parse", "--path-format=absolute", "--git-path", "index"))
         temp = self.dir / "index.snapshot"
         if index.is_file():
-            shutil.copyfile(index, temp)
+            # copy2 keeps the index's mtime: git re-reads a file whose mtime is not older
+            # than its index ("racily clean"); a fresh mtime would hide a same-size edit
+            # made in the checkout's clock tick.
+            shutil.copy2(index, temp)
         else:
             temp.unlink(missing_ok=True)
         env = {"GIT_INDEX_FILE": str(temp)}
