@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from tests.cli.test_graph_cli import Cli, initialized_cli
 
 PEOPLE = """@prefix ex: <urn:ex:> .
@@ -47,6 +49,7 @@ def test_blank_nodes_imported_twice_are_one_copy(tmp_path, monkeypatch, capsys):
     assert count(cli, "?a <urn:ex:born> ?b . ?b <urn:ex:year> 1815") == 1
 
 
+@pytest.mark.serial  # compares two wall times: alone, not beside another test worker
 def test_an_unchanged_file_is_a_quick_no_op_and_a_removed_triple_comes_back(tmp_path, monkeypatch, capsys):
     cli = initialized_cli(tmp_path, monkeypatch, capsys)
     data = tmp_path / "big.nt"
